@@ -1,0 +1,177 @@
+"""Connect's logical types: Decimal, Date, Time and Timestamp.
+
+Each is a named schema over a primitive (``org.apache.kafka.connect.data.*``)
+with version 1, and helpers that convert between the logical Python value and
+its primitive encoding (what travels in JSON, Avro or Arrow).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+
+from connector.api.errors import DataException
+from connector.api.schema import (
+    DATE_LOGICAL_NAME,
+    DECIMAL_LOGICAL_NAME,
+    TIME_LOGICAL_NAME,
+    TIMESTAMP_LOGICAL_NAME,
+    Schema,
+    SchemaBuilder,
+    Type,
+)
+
+EPOCH_DATE = _dt.date(1970, 1, 1)
+EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+MILLIS_PER_DAY = 86_400_000
+
+
+class Decimal:
+    """Arbitrary-precision decimal as BYTES: the big-endian two's-complement unscaled value."""
+
+    LOGICAL_NAME = DECIMAL_LOGICAL_NAME
+    SCALE_FIELD = "scale"
+
+    @staticmethod
+    def builder(scale: int) -> SchemaBuilder:
+        return (
+            SchemaBuilder.bytes().name(DECIMAL_LOGICAL_NAME).parameter("scale", str(scale)).version(1)
+        )
+
+    @staticmethod
+    def schema(scale: int) -> Schema:
+        return Decimal.builder(scale).build()
+
+    @staticmethod
+    def scale_of(schema: Schema) -> int:
+        params = schema.parameters or {}
+        if "scale" not in params:
+            raise DataException("Invalid Decimal schema: scale parameter not found.")
+        return int(params["scale"])
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _decimal.Decimal) -> bytes:
+        scale = Decimal.scale_of(schema)
+        exponent = value.as_tuple().exponent
+        if isinstance(exponent, int) and -exponent != scale:
+            raise DataException(
+                f"Decimal value has mismatching scale for given Decimal schema. "
+                f"Schema has scale {scale}, value has scale {-exponent}"
+            )
+        unscaled = int(value.scaleb(scale))
+        return unscaled_to_bytes(unscaled)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
+        scale = Decimal.scale_of(schema)
+        return _decimal.Decimal(int.from_bytes(bytes(value), "big", signed=True)).scaleb(-scale)
+
+
+def unscaled_to_bytes(unscaled: int) -> bytes:
+    """Minimal two's-complement big-endian encoding, like Java's ``BigInteger.toByteArray``."""
+    length = max(1, (unscaled.bit_length() + 8) // 8)
+    return unscaled.to_bytes(length, "big", signed=True)
+
+
+class Date:
+    """A calendar date as INT32 days since the Unix epoch."""
+
+    LOGICAL_NAME = DATE_LOGICAL_NAME
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(DATE_LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.date) -> int:
+        if isinstance(value, _dt.datetime):
+            if value.time() != _dt.time(0) or (value.tzinfo and value.utcoffset()):
+                raise DataException(
+                    "Kafka Connect Date type should not have any time fields set to non-zero values."
+                )
+            value = value.date()
+        return (value - EPOCH_DATE).days
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.date:
+        return EPOCH_DATE + _dt.timedelta(days=value)
+
+
+class Time:
+    """A time of day as INT32 milliseconds since midnight."""
+
+    LOGICAL_NAME = TIME_LOGICAL_NAME
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(TIME_LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.time) -> int:
+        return (
+            (value.hour * 3600 + value.minute * 60 + value.second) * 1000 + value.microsecond // 1000
+        )
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.time:
+        if value < 0 or value > MILLIS_PER_DAY:
+            raise DataException(
+                "Time values must use number of milliseconds greater than 0 and less than 86400000"
+            )
+        value %= MILLIS_PER_DAY
+        seconds, millis = divmod(value, 1000)
+        minutes, second = divmod(seconds, 60)
+        hour, minute = divmod(minutes, 60)
+        return _dt.time(hour, minute, second, millis * 1000)
+
+
+class Timestamp:
+    """An instant as INT64 milliseconds since the Unix epoch (UTC)."""
+
+    LOGICAL_NAME = TIMESTAMP_LOGICAL_NAME
+    SCHEMA: Schema
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int64().name(TIMESTAMP_LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def from_logical(schema: Schema, value: _dt.datetime) -> int:
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        delta = value - EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+    @staticmethod
+    def to_logical(schema: Schema, value: int) -> _dt.datetime:
+        return EPOCH + _dt.timedelta(milliseconds=value)
+
+
+Date.SCHEMA = Date.builder().build()
+Time.SCHEMA = Time.builder().build()
+Timestamp.SCHEMA = Timestamp.builder().build()
+
+LOGICAL_TYPES = {
+    DECIMAL_LOGICAL_NAME: Decimal,
+    DATE_LOGICAL_NAME: Date,
+    TIME_LOGICAL_NAME: Time,
+    TIMESTAMP_LOGICAL_NAME: Timestamp,
+}
+
+_BASE_TYPES = {
+    DECIMAL_LOGICAL_NAME: Type.BYTES,
+    DATE_LOGICAL_NAME: Type.INT32,
+    TIME_LOGICAL_NAME: Type.INT32,
+    TIMESTAMP_LOGICAL_NAME: Type.INT64,
+}
+
+
+def logical_type_of(schema: Schema | None):
+    """The logical-type class for ``schema`` (``Decimal``, ...), or None for a plain schema."""
+    if schema is None or schema.name is None:
+        return None
+    if _BASE_TYPES.get(schema.name) is not schema.type:
+        return None
+    return LOGICAL_TYPES[schema.name]

@@ -1,0 +1,122 @@
+"""The ``icefloe`` command.
+
+    icefloe run CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
+                            [--spark-conf KEY=VALUE ...] [--until-caught-up]
+    icefloe validate CONFIG.json [--worker worker.properties]
+
+Exit codes: 0 success, 1 the job failed (the message names the record or
+table), 2 the configuration is invalid (the message names the key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from connector.api.errors import ConfigException, ConnectException
+from connector.config.sink_config import SinkConfig, load_connector_file
+
+log = logging.getLogger("icefloe")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if not args.quiet else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    try:
+        config = _load(args)
+    except ConfigException as exc:
+        print(f"Invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "validate":
+        print(json.dumps({"name": config.name, "unused": list(config.unused_keys),
+                          "warnings": list(config.warnings)}, indent=2))
+        return 0
+    return _run(config, args)
+
+
+def _load(args) -> SinkConfig:
+    from connector.kafka.client_config import load_worker_properties
+
+    worker = load_worker_properties(args.worker) if args.worker else {}
+    if args.bootstrap_servers:
+        worker["bootstrap.servers"] = args.bootstrap_servers
+    if "bootstrap.servers" not in worker:
+        raise ConfigException("No Kafka cluster given: pass --worker worker.properties (with bootstrap.servers) "
+                              "or --bootstrap-servers HOST:PORT")
+    config = SinkConfig.parse(load_connector_file(args.config), worker)
+    for key in config.unused_keys:
+        log.warning("The configuration '%s' was supplied but isn't a known config.", key)
+    for note in config.warnings:
+        log.warning(note)
+    return config
+
+
+def _run(config: SinkConfig, args) -> int:
+    from connector.job import SinkJob, StopSignal
+    from connector.spark.runner import SparkTaskRunner
+    from connector.spark.session import build_session
+
+    stop = StopSignal()
+    stop.install()
+    spark = build_session(f"icefloe-{config.name}", _spark_conf(args.spark_conf))
+    try:
+        runner = SparkTaskRunner(spark)
+        job = SinkJob(config, runner, default_parallelism=runner.default_parallelism,
+                      until_caught_up=args.until_caught_up, stop=stop)
+        summary = job.run()
+    except ConfigException as exc:
+        print(f"Invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    except ConnectException as exc:
+        print(f"Job failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        spark.stop()
+    print(json.dumps({"connector": config.name, "cycles": len(summary.cycles),
+                      "records_read": summary.records_read,
+                      "rows_written": _sum_rows(summary)}, indent=None))
+    return 0
+
+
+def _sum_rows(summary) -> dict[str, int]:
+    rows: dict[str, int] = {}
+    for cycle in summary.cycles:
+        for table, count in cycle.rows_written.items():
+            rows[table] = rows.get(table, 0) + count
+    return rows
+
+
+def _spark_conf(pairs: list[str]) -> dict[str, str]:
+    conf = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"--spark-conf expects KEY=VALUE, got '{pair}'")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="icefloe", description="Run Kafka Connect Iceberg sink configs on Spark.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("run", "run a connector config as a Spark job"),
+                       ("validate", "check a connector config without running it")):
+        command = sub.add_parser(name, help=text)
+        command.add_argument("config", help="connector config JSON (REST body or flat map)")
+        command.add_argument("--worker", help="Kafka Connect worker properties file")
+        command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
+        command.add_argument("--quiet", action="store_true", help="only warnings and errors")
+        if name == "run":
+            command.add_argument("--until-caught-up", action="store_true",
+                                 help="read to the end offsets seen at start, commit, exit")
+            command.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                                 help="a Spark setting (repeatable)")
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""A whole connector config: framework keys, Iceberg keys, converters and SMTs, validated up front.
+
+``SinkConfig.parse`` is what runs before any Spark work starts: it parses every
+declared key, instantiates the converters and the transformation chain once (so
+a bad class name or SMT setting fails here, naming the key), and lists the keys
+nothing recognised, as Connect reports unused configs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from connector.api.errors import ConfigException
+from connector.config.connect_config import (
+    CONNECT_KEYS,
+    PASSTHROUGH_PREFIXES,
+    ConnectConfig,
+    parse_connect_config,
+)
+from connector.config.iceberg_config import IcebergConfig, is_iceberg_key, parse_iceberg_config
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    """Everything a job needs to know about one connector, immutable and picklable."""
+
+    connect: ConnectConfig
+    iceberg: IcebergConfig
+    props: dict[str, str]
+    worker: dict[str, str] = field(default_factory=dict)
+    unused_keys: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.connect.name
+
+    @property
+    def group_id(self) -> str:
+        return self.iceberg.connect_group_id or self.connect.group_id
+
+    @staticmethod
+    def parse(props: Mapping[str, Any], worker: Mapping[str, str] | None = None) -> "SinkConfig":
+        props = _stringify(props)
+        worker = dict(worker or {})
+        connect = parse_connect_config(props, worker)
+        iceberg = parse_iceberg_config(props)
+        config = SinkConfig(
+            connect=connect,
+            iceberg=iceberg,
+            props=props,
+            worker=worker,
+            unused_keys=tuple(sorted(k for k in props if not _is_known(k))),
+            warnings=tuple(_warnings(connect)),
+        )
+        config.check_plugins()
+        return config
+
+    def check_plugins(self) -> None:
+        """Instantiate converters and SMTs once so their config errors surface before Spark starts."""
+        from connector.records import RecordDecoder
+        from smt.chain import TransformationChain
+
+        RecordDecoder.from_config(self)
+        TransformationChain.from_config(self.props)
+
+
+def load_connector_file(path: str | Path) -> dict[str, str]:
+    """Read a connector config file: either ``{"name", "config": {...}}`` (the REST body) or a flat map."""
+    try:
+        document = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ConfigException(f"Connector config file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigException(f"Connector config {path} is not valid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise ConfigException(f"Connector config {path} must be a JSON object")
+    if isinstance(document.get("config"), dict):
+        props = dict(document["config"])
+        if "name" in document:
+            if "name" in props and str(props["name"]) != str(document["name"]):
+                raise ConfigException(
+                    f"Connector name configuration ({props['name']}) doesn't match connector name "
+                    f"({document['name']}) in {path}"
+                )
+            props["name"] = document["name"]
+        return _stringify(props)
+    return _stringify(document)
+
+
+def _stringify(props: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in props.items():
+        if value is None:
+            raise ConfigException(key, None, "Null value can not be supplied as the configuration value.")
+        out[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
+
+
+def _is_known(key: str) -> bool:
+    return key in CONNECT_KEYS or key.startswith(PASSTHROUGH_PREFIXES) or key.startswith("errors.") \
+        or is_iceberg_key(key)
+
+
+def _warnings(connect: ConnectConfig) -> list[str]:
+    notes = []
+    if connect.errors_tolerance == "all":
+        notes.append("errors.tolerance=all is not supported yet: a record that fails conversion stops the job")
+    return notes

@@ -1,0 +1,232 @@
+"""A task's writer: routes converted records to per-table buffers and writes Parquet data files.
+
+One :class:`SinkWriter` lives for one task. For each destination table it keeps
+the table's committed offsets (records below them were already committed by an
+earlier cycle and are skipped, which keeps multi-table commits idempotent after
+a crash between two tables' commits), a converter bound to the table's current
+schema, and a buffer of converted Arrow data flushed to files in large chunks.
+
+A batch that needs the table to be created or its schema evolved is not
+written at all: the writer reports what it needs and the task stops, so the
+coordinator can apply one schema change and re-run from that batch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyiceberg.exceptions import NoSuchTableError
+
+from connector.api.errors import ConfigException, DataException
+from connector.api.record import SinkRecord
+from connector.channel.offsets import committed_offsets
+from connector.config.sink_config import SinkConfig
+from connector.data.json_batch import JsonBatchConverter
+from connector.data.record_converter import RecordConversionError, RecordConverter
+from connector.data.router import RecordRouter
+from connector.data.schema_update import SchemaUpdates
+from connector.data.type_mapping import iceberg_schema_for, infer_iceberg_schema
+from connector.data.writer import write_data_files
+
+FLUSH_ROWS = 500_000
+
+
+@dataclass
+class SchemaNeeds:
+    """What a batch needs before it can be written."""
+
+    create: dict[str, Any] = field(default_factory=dict)  # table → pyiceberg Schema
+    updates: dict[str, SchemaUpdates] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.create or self.updates)
+
+
+class _TableState:
+    """A destination table as this task sees it."""
+
+    def __init__(self, table_name: str, table, config: SinkConfig):
+        iceberg = config.iceberg
+        self.name = table_name
+        self.table = table
+        self.offsets = committed_offsets(table, config.group_id, iceberg.table_config(table_name).commit_branch)
+        options = dict(evolve=iceberg.evolve_schema, case_insensitive=iceberg.case_insensitive,
+                       force_optional=iceberg.force_optional)
+        self.record_converter = RecordConverter(table.schema(), **options)
+        self.json_converter = JsonBatchConverter(table.schema(), **options)
+        self.buffer: list[pa.Table] = []
+        self.buffered_rows = 0
+        self.files: list[Any] = []
+        self.rows_written = 0
+
+
+class SinkWriter:
+    """Per-task conversion, routing and file writing for every destination table."""
+
+    def __init__(self, config: SinkConfig, catalog, task_id: str):
+        self.config = config
+        self.catalog = catalog
+        self.task_id = task_id
+        self.router = RecordRouter(config.iceberg)
+        self.tables: dict[str, _TableState | None] = {}
+
+    # --- per-record path -------------------------------------------------------------
+
+    def write_records(self, records: list[SinkRecord]) -> SchemaNeeds:
+        """Route and convert ``records``; buffer them unless some table needs a schema change."""
+        routed: dict[str, list[SinkRecord]] = {}
+        for record in records:
+            if record.value is None:  # tombstones are skipped, as the Iceberg sink does
+                continue
+            for table in self.router.route(record):
+                routed.setdefault(table, []).append(record)
+        needs = SchemaNeeds()
+        converted: dict[str, pa.Table] = {}
+        for table_name, table_records in routed.items():
+            state = self._state(table_name, table_records[0], needs)
+            if state is None:
+                continue
+            fresh = [r for r in table_records if r.original_kafka_offset >= state.offsets.get(
+                (r.original_topic, r.original_kafka_partition), -1)]
+            if fresh:
+                result = self._convert_records(state, fresh)
+                if result.updates:
+                    needs.updates[table_name] = result.updates
+                else:
+                    converted[table_name] = result.table
+        if not needs:
+            for table_name, data in converted.items():
+                self._buffer(self.tables[table_name], data)
+        return needs
+
+    def _convert_records(self, state: _TableState, records: list[SinkRecord]):
+        try:
+            return state.record_converter.convert([r.value for r in records], [r.value_schema for r in records])
+        except RecordConversionError as exc:
+            record = records[exc.index]
+            raise DataException(
+                f"An error occurred converting record, {record.describe()}, table: {state.name}: "
+                f"{exc.cause if getattr(exc, 'cause', None) else exc}"
+            ) from exc
+
+    # --- columnar path (schemaless JSON values, no SMTs, every record to every table) ---
+
+    def write_json_values(self, batch: pa.RecordBatch) -> SchemaNeeds:
+        """Convert a raw batch's JSON values column-wise into every static table."""
+        values = batch.column("value")
+        offsets = batch.column("offset")
+        topic, partition = batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py()
+        needs = SchemaNeeds()
+        converted: dict[str, pa.Table] = {}
+        for table_name in self.router.static_tables:
+            state = self._state_for_json(table_name, values, needs)
+            if state is None:
+                continue
+            keep = pa.compute.and_(
+                pa.compute.is_valid(values),
+                pa.compute.greater_equal(offsets, state.offsets.get((topic, partition), -1)),
+            )
+            chosen_values = values.filter(keep)
+            if len(chosen_values) == 0:
+                continue
+            try:
+                result = state.json_converter.convert(chosen_values.to_pylist())
+            except RecordConversionError as exc:
+                offset = offsets.filter(keep)[exc.index].as_py()
+                raise DataException(
+                    f"An error occurred converting record, topic: {topic}, partition: {partition}, "
+                    f"offset: {offset}, table: {table_name}: {exc.cause if getattr(exc, 'cause', None) else exc}"
+                ) from exc
+            if result.updates:
+                needs.updates[table_name] = result.updates
+            else:
+                converted[table_name] = result.table
+        if not needs:
+            for table_name, data in converted.items():
+                self._buffer(self.tables[table_name], data)
+        return needs
+
+    def _state_for_json(self, table_name: str, values: pa.Array, needs: SchemaNeeds) -> _TableState | None:
+        if table_name in self.tables and self.tables[table_name] is not None:
+            return self.tables[table_name]
+        sample = next((v for v in values.to_pylist() if v is not None), None)
+        record_like = None
+        if sample is not None:
+            try:
+                record_like = json.loads(sample)
+            except ValueError:
+                record_like = None
+        return self._open(table_name, record_like, None, needs)
+
+    # --- tables ----------------------------------------------------------------------
+
+    def _state(self, table_name: str, sample: SinkRecord, needs: SchemaNeeds) -> _TableState | None:
+        if table_name in self.tables and self.tables[table_name] is not None:
+            return self.tables[table_name]
+        return self._open(table_name, sample.value, sample.value_schema, needs)
+
+    def _open(self, table_name: str, sample_value, sample_schema, needs: SchemaNeeds) -> _TableState | None:
+        try:
+            table = self.catalog.load_table(table_name)
+        except NoSuchTableError:
+            if not self.config.iceberg.auto_create:
+                raise ConfigException(
+                    f"Table {table_name} does not exist; create it or set "
+                    f"iceberg.tables.auto-create-enabled=true"
+                ) from None
+            needs.create[table_name] = self._schema_for_new_table(table_name, sample_value, sample_schema)
+            return None
+        state = _TableState(table_name, table, self.config)
+        self.tables[table_name] = state
+        return state
+
+    def _schema_for_new_table(self, table_name: str, value, schema):
+        force = self.config.iceberg.force_optional
+        if schema is not None:
+            return iceberg_schema_for(schema, force_optional=force)
+        if isinstance(value, dict):
+            inferred = infer_iceberg_schema(value, force_optional=force) if _accepts_force(infer_iceberg_schema) \
+                else infer_iceberg_schema(value)
+            if inferred is not None and len(inferred.fields) > 0:
+                return inferred
+        raise DataException(f"Unable to create table {table_name} from empty object")
+
+    # --- buffering and files -----------------------------------------------------------
+
+    def _buffer(self, state: _TableState, data: pa.Table) -> None:
+        if data is None or data.num_rows == 0:
+            return
+        state.buffer.append(data)
+        state.buffered_rows += data.num_rows
+        if state.buffered_rows >= FLUSH_ROWS:
+            self._flush(state)
+
+    def _flush(self, state: _TableState) -> None:
+        if not state.buffer:
+            return
+        data = pa.concat_tables(state.buffer)
+        state.buffer, state.buffered_rows = [], 0
+        state.files.extend(write_data_files(state.table, data, task_id=self.task_id))
+        state.rows_written += data.num_rows
+
+    def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
+        """Flush every buffer; the data files and row counts written per table."""
+        files: dict[str, list[Any]] = {}
+        rows: dict[str, int] = {}
+        for table_name, state in self.tables.items():
+            if state is None:
+                continue
+            self._flush(state)
+            if state.files:
+                files[table_name] = state.files
+                rows[table_name] = state.rows_written
+        return files, rows
+
+
+def _accepts_force(function) -> bool:
+    import inspect
+
+    return "force_optional" in inspect.signature(function).parameters

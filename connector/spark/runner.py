@@ -1,0 +1,33 @@
+"""Running task assignments as Spark partitions.
+
+Each assignment becomes one partition of an RDD whose map function is
+:func:`connector.task.run_task`; only the small commit messages come back to
+the driver (the data goes straight from the executors to Parquet files). This
+is the fastest of the Spark paths measured for icefloe (one Python step per
+task, no rows crossing the Python/JVM boundary).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from connector.channel.messages import TaskAssignment, TaskResult
+from connector.task import run_task
+
+
+class SparkTaskRunner:
+    """Runs assignments on a Spark cluster (or ``local[*]``), one Spark partition each."""
+
+    def __init__(self, spark):
+        self.spark = spark
+
+    @property
+    def default_parallelism(self) -> int:
+        return self.spark.sparkContext.defaultParallelism
+
+    def __call__(self, assignments: Sequence[TaskAssignment]) -> list[TaskResult]:
+        if not assignments:
+            return []
+        context = self.spark.sparkContext
+        context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
+        return context.parallelize(list(assignments), len(assignments)).map(run_task).collect()

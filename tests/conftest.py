@@ -1,0 +1,4 @@
+pytest_plugins = [
+    "tests.support.tansu",
+    "tests.support.spark",
+]

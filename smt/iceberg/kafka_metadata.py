@@ -1,0 +1,146 @@
+"""``KafkaMetadataTransform``: add the record's topic, partition, offset and timestamp.
+
+``org.apache.iceberg.connect.transforms.KafkaMetadataTransform``. Flat by
+default (``<field_name>_topic``, ``<field_name>_partition``, ...), or nested in
+one struct/map field named ``field_name`` when ``nested=true``.
+``external_field=key,value`` adds a constant string field (a cluster name, say).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from connector.api.errors import ConfigException
+from connector.api.record import SinkRecord
+from connector.api.schema import Schema, SchemaBuilder
+from connector.api.struct import Struct
+from smt.iceberg._util import LRUCache, config_bool, config_string, copy_schema_basics, require_map, require_struct
+
+FIELD_NAME = "field_name"
+NESTED = "nested"
+EXTERNAL_FIELD = "external_field"
+DEFAULT_FIELD_NAME = "_kafka_metadata"
+
+TOPIC = "topic"
+PARTITION = "partition"
+OFFSET = "offset"
+TIMESTAMP = "timestamp"
+
+
+def _metadata_schema_fields(namer: Callable[[str], str], external: tuple[str, str] | None) -> list[tuple[str, Schema]]:
+    fields = [
+        (namer(TOPIC), Schema.STRING_SCHEMA),
+        (namer(PARTITION), Schema.INT32_SCHEMA),
+        (namer(OFFSET), Schema.INT64_SCHEMA),
+        (namer(TIMESTAMP), Schema.OPTIONAL_INT64_SCHEMA),
+    ]
+    if external is not None:
+        fields.append((external[0], Schema.STRING_SCHEMA))
+    return fields
+
+
+def _metadata_values(record: SinkRecord, namer: Callable[[str], str], external: tuple[str, str] | None) -> dict:
+    values = {
+        namer(TOPIC): record.topic,
+        namer(PARTITION): record.kafka_partition,
+        namer(OFFSET): record.kafka_offset,
+    }
+    if record.timestamp is not None:
+        values[namer(TIMESTAMP)] = record.timestamp
+    if external is not None:
+        values[external[0]] = external[1]
+    return values
+
+
+class KafkaMetadataTransform:
+    """Append Kafka coordinates to a Struct (with schema) or a Map (schemaless) value."""
+
+    def __init__(self) -> None:
+        self.field_name = DEFAULT_FIELD_NAME
+        self.nested = False
+        self._external: tuple[str, str] | None = None
+        self._namer: Callable[[str], str] = lambda name: f"{DEFAULT_FIELD_NAME}_{name}"
+        self._nested_schema: Schema | None = None
+        self._schema_cache = LRUCache(16)
+
+    def configure(self, config: dict) -> None:
+        self.field_name = config_string(config, FIELD_NAME, DEFAULT_FIELD_NAME)
+        self.nested = config_bool(config, NESTED, False)
+        external = config_string(config, EXTERNAL_FIELD)
+        if self.nested:
+            self._namer = lambda name: name
+        else:
+            prefix = self.field_name
+            self._namer = lambda name: f"{prefix}_{name}"
+        self._external = None
+        if external is not None:
+            parts = external.split(",")
+            if len(parts) != 2:
+                raise ConfigException(f"Could not parse {external} for {EXTERNAL_FIELD}")
+            self._external = (self._namer(parts[0]), parts[1])
+        self._nested_schema = None
+        if self.nested:
+            builder = SchemaBuilder.struct()
+            for name, schema in _metadata_schema_fields(self._namer, self._external):
+                builder.field(name, schema)
+            self._nested_schema = builder.build()
+        self._schema_cache = LRUCache(16)
+
+    def apply(self, record: SinkRecord) -> SinkRecord:
+        if record.value is None:
+            return record
+        if record.value_schema is None:
+            return self._apply_schemaless(record)
+        return self._apply_with_schema(record)
+
+    def _apply_with_schema(self, record: SinkRecord) -> SinkRecord:
+        value = require_struct(record.value, "KafkaMetadataTransform")
+        new_schema = self._updated_schema(record.value_schema)
+        new_value = Struct(new_schema)
+        for field in record.value_schema.fields():
+            new_value.put(field.name, value.get(field))
+        metadata = _metadata_values(record, self._namer, self._external)
+        if self._nested_schema is not None:
+            nested = Struct(self._nested_schema)
+            for name, item in metadata.items():
+                nested.put(name, item)
+            new_value.put(self.field_name, nested)
+        else:
+            for name, item in metadata.items():
+                new_value.put(name, item)
+        return record.new_record(
+            record.topic, record.kafka_partition, record.key_schema, record.key,
+            new_schema, new_value, record.timestamp, record.headers,
+        )
+
+    def _updated_schema(self, schema: Schema) -> Schema:
+        cached = self._schema_cache.get(schema)
+        if cached is not None:
+            return cached
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        for field in schema.fields():
+            builder.field(field.name, field.schema)
+        if self._nested_schema is not None:
+            builder.field(self.field_name, self._nested_schema)
+        else:
+            for name, field_schema in _metadata_schema_fields(self._namer, self._external):
+                builder.field(name, field_schema)
+        new_schema = builder.build()
+        self._schema_cache.put(schema, new_schema)
+        return new_schema
+
+    def _apply_schemaless(self, record: SinkRecord) -> SinkRecord:
+        value = require_map(record.value, "KafkaMetadata transform")
+        new_value = dict(value)
+        metadata = _metadata_values(record, self._namer, self._external)
+        if self.nested:
+            new_value[self.field_name] = metadata
+        else:
+            new_value.update(metadata)
+        return record.new_record(
+            record.topic, record.kafka_partition, record.key_schema, record.key,
+            None, new_value, record.timestamp, record.headers,
+        )
+
+    def close(self) -> None:
+        pass

@@ -60,8 +60,11 @@ def _run(config: SinkConfig, args) -> int:
     from connector.spark.runner import SparkTaskRunner
     from connector.spark.session import build_session
 
+    from pyspark.sql import SparkSession
+
     stop = StopSignal()
     stop.install()
+    borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
     spark = build_session(f"icefloe-{config.name}", _spark_conf(args.spark_conf))
     try:
         runner = SparkTaskRunner(spark)
@@ -75,7 +78,8 @@ def _run(config: SinkConfig, args) -> int:
         print(f"Job failed: {exc}", file=sys.stderr)
         return 1
     finally:
-        spark.stop()
+        if not borrowed:
+            spark.stop()
     print(json.dumps({"connector": config.name, "cycles": len(summary.cycles),
                       "records_read": summary.records_read,
                       "rows_written": _sum_rows(summary)}, indent=None))

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connector.api.errors import DataException
 from connector.api.logical import Timestamp
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.iceberg._bson import parse_document
+from smt.iceberg._bson import BsonType, BsonValue, parse_document, parse_value
 from smt.iceberg._mongo_converter import ArrayEncoding, MongoDataConverter
 
 UTC = dt.timezone.utc
@@ -485,3 +489,68 @@ def test_array_encoding_parse():
     assert ArrayEncoding.parse(None, "array") is ArrayEncoding.ARRAY
     assert ArrayEncoding.parse("bogus", "array") is ArrayEncoding.ARRAY
     assert ArrayEncoding.parse("bogus") is None
+
+
+# --- property tests ------------------------------------------------------------------------------
+
+
+_json_scalars = (
+    st.none() | st.booleans() | st.text(max_size=6) | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+_json = st.recursive(
+    _json_scalars,
+    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=4).filter(lambda k: not k.startswith("$")), c, max_size=4),
+    max_leaves=15,
+)
+
+
+def _unwrap(value: BsonValue):
+    if value.type is BsonType.DOCUMENT:
+        return {k: _unwrap(v) for k, v in value.value.items()}
+    if value.type is BsonType.ARRAY:
+        return [_unwrap(v) for v in value.value]
+    return value.value
+
+
+@settings(max_examples=150, deadline=None)
+@given(_json)
+def test_plain_json_parses_like_json_loads(value):
+    text = json.dumps(value)
+    parsed = parse_value(text)
+    assert _unwrap(parsed) == json.loads(text)
+
+    def check_types(bson: BsonValue, original) -> None:
+        if isinstance(original, bool):
+            assert bson.type is BsonType.BOOLEAN
+        elif isinstance(original, int):
+            assert bson.type is (BsonType.INT32 if -(2**31) <= original < 2**31 else BsonType.INT64)
+        elif isinstance(original, float):
+            assert bson.type is BsonType.DOUBLE
+        elif isinstance(original, list):
+            for b, o in zip(bson.value, original):
+                check_types(b, o)
+        elif isinstance(original, dict):
+            for k, o in original.items():
+                check_types(bson.value[k], o)
+
+    check_types(parsed, json.loads(text))
+
+
+_extended = st.one_of(
+    st.integers(-(2**63), 2**63 - 1).map(lambda n: ({"$numberLong": str(n)}, BsonValue(BsonType.INT64, n))),
+    st.integers(-(2**31), 2**31 - 1).map(lambda n: ({"$numberInt": str(n)}, BsonValue(BsonType.INT32, n))),
+    st.integers(-(2**45), 2**45).map(lambda ms: ({"$date": {"$numberLong": str(ms)}}, BsonValue(BsonType.DATE_TIME, ms))),
+    st.binary(min_size=12, max_size=12).map(lambda b: ({"$oid": b.hex()}, BsonValue(BsonType.OBJECT_ID, b.hex()))),
+    st.binary(max_size=20).map(lambda b: ({"$binary": {"base64": base64.b64encode(b).decode(), "subType": "00"}},
+                                          BsonValue(BsonType.BINARY, (0, b)))),
+    st.decimals(allow_nan=False, allow_infinity=False, places=3).map(
+        lambda d: ({"$numberDecimal": str(d)}, BsonValue(BsonType.DECIMAL128, str(d)))),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=5).filter(lambda k: not k.startswith("$")), _extended, max_size=6))
+def test_canonical_extended_json_round_trip(members):
+    text = json.dumps({k: wrapped for k, (wrapped, _) in members.items()})
+    assert parse_document(text) == {k: expected for k, (_, expected) in members.items()}

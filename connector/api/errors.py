@@ -48,10 +48,22 @@ class ConfigException(ConnectException):
     def __init__(self, name_or_message: str, value: object = None, message: str | None = None):
         self.name = name_or_message if message is not None or value is not None else None
         self.value = value
+        self.reason = message
         if message is None and value is None:
             text = name_or_message
         else:
-            text = f"Invalid value {value} for configuration {name_or_message}"
+            text = f"Invalid value {_java_text(value)} for configuration {name_or_message}"
             if message:
                 text += f": {message}"
         super().__init__(text)
+
+
+def _java_text(value: object) -> str:
+    """A config value as Kafka prints it (``String.valueOf``): null, true, [a, b]."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_java_text(v) for v in value) + "]"
+    return str(value)

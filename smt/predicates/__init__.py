@@ -1,0 +1,1 @@
+"""Kafka's built-in predicates (``org.apache.kafka.connect.transforms.predicates``)."""

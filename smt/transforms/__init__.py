@@ -1,0 +1,1 @@
+"""Kafka's built-in single message transforms (``org.apache.kafka.connect.transforms``), one module each."""

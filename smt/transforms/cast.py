@@ -1,0 +1,533 @@
+"""Cast: fields, or the whole key/value, to another primitive type (``Cast$Key`` / ``Cast$Value``).
+
+``spec`` is either ``field:type,field:type`` or a single ``type`` for the whole
+value; targets are int8, int16, int32, int64, float32, float64, boolean and
+string. Inputs may be any of those or bytes (bytes only to string, as
+base64). Numbers narrow like Java's primitive conversions (integers wrap,
+floating point saturates), numbers become booleans by ``longValue() != 0``,
+strings are parsed like ``Byte.parseByte``/``Double.parseDouble``/
+``Boolean.parseBoolean``, and Date/Time/Timestamp go through their integer
+encoding (days, ms of day, epoch ms), except to string, where Kafka's ISO
+formats are used.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import decimal as _decimal
+import math
+import re
+import struct as _struct
+from typing import Any
+
+from connector.api.errors import ConfigException, DataException
+from connector.api.logical import Date, Time, Timestamp
+from connector.api.record import SinkRecord
+from connector.api.schema import (
+    DATE_LOGICAL_NAME,
+    TIME_LOGICAL_NAME,
+    TIMESTAMP_LOGICAL_NAME,
+    Schema,
+    SchemaBuilder,
+    Type,
+)
+from connector.api.struct import Struct
+from smt.base import (
+    ConfigDef,
+    ConfigType,
+    JavaDateFormat,
+    KeySide,
+    LRUCache,
+    SidedTransformation,
+    ValueSide,
+    class_name,
+    copy_schema_basics,
+    field_value,
+    java_split,
+    java_trim,
+    lambda_validator,
+    replace_null_with_default,
+    require_map,
+    require_struct,
+)
+
+SPEC_CONFIG = "spec"
+REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
+PURPOSE = "cast types"
+
+SUPPORTED_CAST_INPUT_TYPES = (
+    Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64, Type.BOOLEAN,
+    Type.STRING, Type.BYTES,
+)
+SUPPORTED_CAST_OUTPUT_TYPES = (
+    Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64, Type.BOOLEAN,
+    Type.STRING,
+)
+# The whole-value cast is kept under a key no field can have (Kafka uses null).
+WHOLE_VALUE_CAST = None
+
+
+def _type_list(types: tuple[Type, ...]) -> str:
+    return "[" + ", ".join(t.name for t in types) + "]"
+
+
+def _valid_cast_type(type: Type, output: bool) -> Type:
+    if output:
+        if type not in SUPPORTED_CAST_OUTPUT_TYPES:
+            raise ConfigException(
+                f"Cast transformation does not support casting to {type.name}; supported types are "
+                f"{_type_list(SUPPORTED_CAST_OUTPUT_TYPES)}"
+            )
+    elif type not in SUPPORTED_CAST_INPUT_TYPES:
+        raise DataException(
+            f"Cast transformation does not support casting from {type.name}; supported types are "
+            f"{_type_list(SUPPORTED_CAST_INPUT_TYPES)}"
+        )
+    return type
+
+
+def _type_named(text: str) -> Type:
+    try:
+        return Type[text.strip().upper()]
+    except KeyError:
+        raise ConfigException(f"Invalid type found in casting spec: {text.strip()}") from None
+
+
+def parse_field_types(mappings: list[str]) -> dict[str | None, Type]:
+    """``spec`` entries as {field: target type}; the whole-value cast under ``None``."""
+    casts: dict[str | None, Type] = {}
+    whole_value = False
+    for mapping in mappings:
+        parts = java_split(mapping, ":")
+        if len(parts) > 2:
+            # Kafka reports this under ReplaceField's key name; kept for fidelity.
+            raise ConfigException("renames", mappings, f"Invalid rename mapping: {mapping}")
+        if len(parts) <= 1:
+            casts[WHOLE_VALUE_CAST] = _valid_cast_type(_type_named(parts[0] if parts else ""), True)
+            whole_value = True
+        else:
+            casts[parts[0].strip()] = _valid_cast_type(_type_named(parts[1]), True)
+    if whole_value and len(mappings) > 1:
+        raise ConfigException(
+            "Cast transformations that specify a type to cast the entire value to may only specify a "
+            "single cast in their spec"
+        )
+    return casts
+
+
+def _validate_spec(name: str, value: Any) -> None:
+    if value is None or len(value) == 0:
+        raise ConfigException("Must specify at least one field to cast.")
+    parse_field_types(value)
+
+
+# ---------------------------------------------------------------------------------------
+# Java number semantics
+# ---------------------------------------------------------------------------------------
+
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _wrap(value: int, bits: int) -> int:
+    mask = (1 << bits) - 1
+    value &= mask
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _double_to_long(value: float) -> int:
+    # (long) d: NaN -> 0, saturating at the long range, truncation toward zero.
+    if math.isnan(value):
+        return 0
+    if value >= 2.0**63:
+        return 2**63 - 1
+    if value <= -(2.0**63):
+        return -(2**63)
+    return int(value)
+
+
+def _double_to_int(value: float) -> int:
+    if math.isnan(value):
+        return 0
+    if value >= 2.0**31 - 1:
+        return 2**31 - 1
+    if value <= -(2.0**31):
+        return -(2**31)
+    return int(value)
+
+
+def to_float32(value: float) -> float:
+    """Round a double to the nearest float32 (``(float) d``), as a Python float."""
+    try:
+        return _struct.unpack("f", _struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def _int_to_float32(value: int) -> float:
+    # (float) long: one correctly rounded step (a detour through double could round twice).
+    if abs(value) < 2**53:
+        return to_float32(float(value))
+    shift = abs(value).bit_length() - 24
+    mantissa, remainder = divmod(abs(value), 1 << shift)
+    half = 1 << (shift - 1)
+    if remainder > half or (remainder == half and mantissa & 1):
+        mantissa += 1
+    result = float(mantissa << shift)
+    if result > _FLOAT32_MAX:
+        result = math.inf
+    return -result if value < 0 else result
+
+
+def _number_kind(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, _decimal.Decimal):
+        return "decimal"
+    return None
+
+
+def _integral(value: Any, bits: int) -> int:
+    """``Number.byteValue()`` ... ``longValue()``.
+
+    Integers (and BigDecimal's integer part) keep their low bits; a double
+    converts to int (or long) saturating, and byte/short then wrap that int.
+    """
+    kind = _number_kind(value)
+    if kind in ("int", "decimal"):
+        return _wrap(int(value), bits)
+    if bits == 64:
+        return _double_to_long(value)
+    return _wrap(_double_to_int(value), bits)
+
+
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_JAVA_FLOAT = re.compile(
+    r"[+-]?(?:NaN|Infinity|"
+    r"(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|"
+    r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)"
+)
+_BITS = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
+
+
+class _NumberFormat(ValueError):
+    """Java's NumberFormatException."""
+
+
+def _parse_java_integer(text: str, bits: int) -> int:
+    if not _JAVA_INTEGER.fullmatch(text):
+        raise _NumberFormat(text)
+    value = int(text)
+    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
+        raise _NumberFormat(text)
+    return value
+
+
+def _parse_java_double(text: str) -> float:
+    trimmed = java_trim(text)
+    if not _JAVA_FLOAT.fullmatch(trimmed):
+        raise _NumberFormat(text)
+    body = trimmed if trimmed.endswith(("NaN", "Infinity")) else trimmed.rstrip("fFdD")
+    if "x" in body.lower():
+        sign = -1.0 if body.startswith("-") else 1.0
+        return sign * float.fromhex(body.lstrip("+-"))
+    return float(body.replace("Infinity", "inf"))
+
+
+def _cast_to_integer(value: Any, bits: int) -> int:
+    if _number_kind(value) is not None:
+        return _integral(value, bits)
+    if isinstance(value, bool):
+        return 1 if value else 0
+    if isinstance(value, str):
+        return _parse_java_integer(value, bits)
+    raise DataException(f"Unexpected type in Cast transformation: {class_name(value)}")
+
+
+def _cast_to_float(value: Any, float32: bool) -> float:
+    kind = _number_kind(value)
+    if kind == "int":
+        return _int_to_float32(value) if float32 else float(value)
+    if kind in ("float", "decimal"):
+        return to_float32(float(value)) if float32 else float(value)
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, str):
+        parsed = _parse_java_double(value)
+        return to_float32(parsed) if float32 else parsed
+    raise DataException(f"Unexpected type in Cast transformation: {class_name(value)}")
+
+
+def _cast_to_boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if _number_kind(value) is not None:
+        return _integral(value, 64) != 0
+    if isinstance(value, str):
+        return value.lower() == "true"
+    raise DataException(f"Unexpected type in Cast transformation: {class_name(value)}")
+
+
+def _shortest_digits(value: float, float32: bool) -> tuple[str, int]:
+    """Shortest digits reading back as ``value`` (a double, or a float32) and the decimal point.
+
+    ``value == 0.<digits> * 10**point``.
+    """
+    if float32:
+        for precision in range(1, 10):
+            text = f"{value:.{precision - 1}e}"
+            if to_float32(float(text)) == value:
+                break
+    else:
+        text = repr(value)
+    return _digits_of(_decimal.Decimal(text))
+
+
+def _digits_of(number: _decimal.Decimal) -> tuple[str, int]:
+    sign, digit_tuple, exponent = number.normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    return digits, len(digits) + exponent
+
+
+def _java_decimal_digits(value: float, float32: bool) -> tuple[str, int]:
+    """The digits ``Double.toString``/``Float.toString`` print (JDK 19+ specification).
+
+    The shortest decimal that rounds to ``value``; when that is a single digit,
+    a two-digit decimal that is closer to ``value`` is preferred.
+    """
+    digits, point = _shortest_digits(value, float32)
+    if len(digits) == 1:
+        two = _decimal.Decimal(f"{value:.1e}")
+        reads_back = to_float32(float(two)) if float32 else float(two)
+        exact = _decimal.Decimal(value)
+        one = _decimal.Decimal(f"0.{digits}e{point}")
+        if reads_back == value and abs(two - exact) < abs(one - exact):
+            digits, point = _digits_of(two)
+    return digits, point
+
+
+def java_float_to_string(value: float, float32: bool = False) -> str:
+    """``Double.toString`` / ``Float.toString``: ``42.0``, ``1.0E7``, ``1.0E-4``, ``NaN``, ``Infinity``."""
+    if float32:
+        value = to_float32(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    digits, point = _java_decimal_digits(abs(value), float32)
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{digits}"
+        if point >= len(digits):
+            return f"{sign}{digits}{'0' * (point - len(digits))}.0"
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    mantissa = digits[0] + "." + (digits[1:] or "0")
+    return f"{sign}{mantissa}E{point - 1}"
+
+
+MILLIS_PER_DAY = 86_400_000
+
+
+def date_format_for(millis: int) -> JavaDateFormat:
+    """``Values.dateFormatFor``: time-of-day, date or timestamp ISO format, chosen by the value."""
+    if millis < MILLIS_PER_DAY:
+        return _TIME_FORMAT
+    if millis % MILLIS_PER_DAY == 0:
+        return _DATE_FORMAT
+    return _TIMESTAMP_FORMAT
+
+
+_DATE_FORMAT = JavaDateFormat("yyyy-MM-dd")
+_TIME_FORMAT = JavaDateFormat("HH:mm:ss.SSS'Z'")
+_TIMESTAMP_FORMAT = JavaDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+
+
+def _date_millis(value: Any) -> int:
+    if isinstance(value, _dt.datetime):
+        return Timestamp.from_logical(Timestamp.SCHEMA, value)
+    if isinstance(value, _dt.date):
+        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
+    return Time.from_logical(Time.SCHEMA, value)
+
+
+def _cast_to_string(value: Any, source_type: Type | None) -> str:
+    if isinstance(value, (_dt.date, _dt.time)):
+        millis = _date_millis(value)
+        return date_format_for(millis).format_millis(millis)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return java_float_to_string(value, float32=source_type is Type.FLOAT32)
+    return str(value)
+
+
+def _encode_logical(schema: Schema, value: Any) -> Any:
+    if schema.name == DATE_LOGICAL_NAME:
+        return Date.from_logical(schema, value)
+    if schema.name == TIME_LOGICAL_NAME:
+        return Time.from_logical(schema, value)
+    if schema.name == TIMESTAMP_LOGICAL_NAME:
+        return Timestamp.from_logical(schema, value)
+    return value
+
+
+def infer_type(value: Any) -> Type | None:
+    """``ConnectSchema.schemaType(value.getClass())`` for Python values (None when unsupported)."""
+    if isinstance(value, bool):
+        return Type.BOOLEAN
+    if isinstance(value, int):
+        return Type.INT64
+    if isinstance(value, float):
+        return Type.FLOAT64
+    if isinstance(value, str):
+        return Type.STRING
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return Type.BYTES
+    if isinstance(value, (list, tuple)):
+        return Type.ARRAY
+    if isinstance(value, dict):
+        return Type.MAP
+    if isinstance(value, Struct):
+        return Type.STRUCT
+    return None
+
+
+def cast_value_to_type(schema: Schema | None, value: Any, target: Type) -> Any:
+    """Cast one value (of ``schema``, or schemaless) to ``target`` (``Cast.castValueToType``)."""
+    if value is None:
+        return None
+    try:
+        inferred = infer_type(value) if schema is None else schema.type
+        if inferred is None:
+            raise DataException(
+                f"Cast transformation was passed a value of type {class_name(value)} which is not "
+                f"supported by Connect's data API"
+            )
+        _valid_cast_type(inferred, output=False)
+        if schema is not None and schema.name is not None and target is not Type.STRING:
+            value = _encode_logical(schema, value)
+        if target in _BITS:
+            return _cast_to_integer(value, _BITS[target])
+        if target is Type.FLOAT32:
+            return _cast_to_float(value, True)
+        if target is Type.FLOAT64:
+            return _cast_to_float(value, False)
+        if target is Type.BOOLEAN:
+            return _cast_to_boolean(value)
+        if target is Type.STRING:
+            return _cast_to_string(value, inferred)
+        raise DataException(f"{target.name} is not supported in the Cast transformation.")
+    except _NumberFormat as exc:
+        raise DataException(f"Value ({value}) was out of range for requested data type") from exc
+
+
+def _builder_for(type: Type) -> SchemaBuilder:
+    if type not in SUPPORTED_CAST_OUTPUT_TYPES:
+        raise DataException(f"Unexpected type in Cast transformation: {type.name}")
+    return SchemaBuilder(type)
+
+
+class Cast(SidedTransformation):
+    """Cast fields or the entire key or value to a specific type."""
+
+    CONFIG_DEF = replace_null_with_default(ConfigDef().define(
+        SPEC_CONFIG, ConfigType.LIST, validator=lambda_validator(
+            _validate_spec, "list of colon-delimited pairs, e.g. <code>foo:bar,abc:xyz</code>"),
+        importance="high",
+        doc="List of fields and the type to cast them to of the form field1:type,field2:type to cast "
+            "fields of Maps or Structs. A single type to cast the entire value. Valid types are int8, "
+            "int16, int32, int64, float32, float64, boolean, and string. Note that binary fields can only "
+            "be cast to string.",
+    ))
+
+    casts: dict[str | None, Type] = {}
+    whole_value_cast_type: Type | None = None
+    replace_null_with_default: bool = True
+
+    def _configure(self, config: dict[str, Any]) -> None:
+        self.casts = parse_field_types(config[SPEC_CONFIG])
+        self.whole_value_cast_type = self.casts.get(WHOLE_VALUE_CAST)
+        self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_CONFIG]
+        self._schema_cache = LRUCache()
+
+    def apply(self, record: SinkRecord) -> SinkRecord:
+        if self.operating_value(record) is None:
+            return record
+        if self.operating_schema(record) is None:
+            return self.apply_schemaless(record)
+        return self.apply_with_schema(record)
+
+    def apply_schemaless(self, record: SinkRecord) -> SinkRecord:
+        value = self.operating_value(record)
+        if self.whole_value_cast_type is not None:
+            return self.new_record(record, None, cast_value_to_type(None, value, self.whole_value_cast_type))
+        value = require_map(value, PURPOSE)
+        updated = dict(value)
+        for field, target in self.casts.items():
+            updated[field] = cast_value_to_type(None, value.get(field), target)
+        return self.new_record(record, None, updated)
+
+    def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
+        schema = self.operating_schema(record)
+        updated_schema = self.updated_schema(schema)
+        if self.whole_value_cast_type is not None:
+            return self.new_record(
+                record, updated_schema,
+                cast_value_to_type(schema, self.operating_value(record), self.whole_value_cast_type),
+            )
+        value = require_struct(self.operating_value(record), PURPOSE)
+        updated = Struct(updated_schema)
+        for field in value.schema.fields():
+            original = field_value(value, field, self.replace_null_with_default)
+            target = self.casts.get(field.name)
+            new_value = cast_value_to_type(field.schema, original, target) if target is not None else original
+            updated.put(updated_schema.field(field.name), new_value)
+        return self.new_record(record, updated_schema, updated)
+
+    def updated_schema(self, schema: Schema) -> Schema:
+        cached = self._schema_cache.get(schema)
+        if cached is not None:
+            return cached
+        if self.whole_value_cast_type is not None:
+            builder = copy_schema_basics(schema, _builder_for(self.whole_value_cast_type))
+        else:
+            builder = copy_schema_basics(schema, SchemaBuilder.struct())
+            for field in schema.fields():
+                target = self.casts.get(field.name)
+                if target is not None:
+                    field_builder = _builder_for(target)
+                    if field.schema.optional:
+                        field_builder.optional()
+                    if field.schema.default is not None:
+                        field_builder.default_value(
+                            cast_value_to_type(field.schema, field.schema.default, field_builder.type))
+                    builder.field(field.name, field_builder.build())
+                else:
+                    builder.field(field.name, field.schema)
+        if schema.optional:
+            builder.optional()
+        if schema.default is not None:
+            builder.default_value(cast_value_to_type(schema, schema.default, builder.type))
+        updated = builder.build()
+        self._schema_cache.put(schema, updated)
+        return updated
+
+    def close(self) -> None:
+        pass
+
+
+class Key(KeySide, Cast):
+    """``org.apache.kafka.connect.transforms.Cast$Key``."""
+
+
+class Value(ValueSide, Cast):
+    """``org.apache.kafka.connect.transforms.Cast$Value``."""

@@ -1,21 +1,17 @@
-"""Small helpers shared by the Iceberg sink's transforms.
+"""Small helpers shared by the Iceberg sink's transforms (private to ``smt.iceberg``).
 
-Kept private to ``smt.iceberg``: record/value requirements worded like Kafka's
-``org.apache.kafka.connect.transforms.util.Requirements``, the CDC field names
-(``CdcConstants``), schema copying (``SchemaUtil.copySchemaBasics``) and
-Java-style rendering of values that end up in strings.
+The CDC field names (``CdcConstants``), lenient struct access, and Java-style
+rendering of values that end up in strings. Config parsing, ``Requirements``,
+``copySchemaBasics`` and the schema cache come from :mod:`smt.base`.
 """
 
 from __future__ import annotations
 
 import math
 import struct as _struct
-from collections import OrderedDict
 from decimal import Decimal as _BigDecimal
 from typing import Any
 
-from connector.api.errors import DataException
-from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 
 # --- CDC metadata (CdcConstants) ---------------------------------------------------
@@ -33,26 +29,7 @@ COL_TARGET = "target"
 COL_KEY = "key"
 
 
-# --- Requirements ------------------------------------------------------------------
-
-
-def class_name(value: Any) -> str:
-    """The type name Kafka's messages show for a value (``null`` for None)."""
-    return "null" if value is None else type(value).__name__
-
-
-def require_map(value: Any, purpose: str) -> dict:
-    if not isinstance(value, dict):
-        raise DataException(
-            f"Only Map objects supported in absence of schema for [{purpose}], found: {class_name(value)}"
-        )
-    return value
-
-
-def require_struct(value: Any, purpose: str) -> Struct:
-    if not isinstance(value, Struct):
-        raise DataException(f"Only Struct objects supported for [{purpose}], found: {class_name(value)}")
-    return value
+# --- struct access ----------------------------------------------------------------
 
 
 def struct_get(struct: Struct, name: str) -> Any:
@@ -61,85 +38,10 @@ def struct_get(struct: Struct, name: str) -> Any:
     return None if field is None else struct.get(field)
 
 
-# --- schemas -----------------------------------------------------------------------
-
-
-def copy_schema_basics(source: Schema, builder: SchemaBuilder) -> SchemaBuilder:
-    """Copy name, version, doc and parameters (not optionality or default), like Kafka."""
-    builder.name(source.name)
-    builder.version(source.version)
-    builder.doc(source.doc)
-    if source.parameters:
-        builder.parameters(source.parameters)
-    return builder
-
-
-class LRUCache:
-    """A tiny least-recently-used map for derived schemas (Kafka's ``LRUCache``)."""
-
-    def __init__(self, max_size: int = 16):
-        self.max_size = max_size
-        self._data: "OrderedDict[Any, Any]" = OrderedDict()
-
-    def get(self, key: Any) -> Any:
-        try:
-            value = self._data.pop(key)
-        except KeyError:
-            return None
-        self._data[key] = value
-        return value
-
-    def put(self, key: Any, value: Any) -> None:
-        self._data.pop(key, None)
-        self._data[key] = value
-        while len(self._data) > self.max_size:
-            self._data.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-# --- config parsing (ConfigDef STRING / BOOLEAN) -------------------------------------
-
-
-def config_string(config: dict | None, key: str, default: str | None = None, *, required: bool = False) -> str | None:
-    config = config or {}
-    if key not in config or config[key] is None:
-        if required:
-            raise _config_exception(f'Missing required configuration "{key}" which has no default value.')
-        return default
-    value = config[key]
-    if not isinstance(value, str):
-        raise _config_exception(key, value, "Expected value to be a string, but it was a " + class_name(value))
-    return value.strip()
-
-
-def config_bool(config: dict | None, key: str, default: bool = False) -> bool:
-    config = config or {}
-    value = config.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text == "true":
-            return True
-        if text == "false":
-            return False
-    raise _config_exception(key, value, "Expected value to be either true or false")
-
-
-def _config_exception(*args: Any) -> Exception:
-    from connector.api.errors import ConfigException
-
-    return ConfigException(*args)
-
-
 # --- Java-style text ---------------------------------------------------------------
 
 
-def java_str(value: Any) -> str:
+def string_value_of(value: Any) -> str:
     """``String.valueOf`` for the values transforms concatenate into names."""
     if value is None:
         return "null"

@@ -11,28 +11,34 @@ from connector.api.errors import DataException
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.iceberg._util import LRUCache, config_string, copy_schema_basics, require_map, require_struct
+from smt.base import ConfigDef, ConfigType, LRUCache, Transformation, copy_schema_basics, require_map, require_struct
 
 SOURCE_FIELD = "source.field"
 TARGET_FIELD = "target.field"
 
 
-class CopyValue:
+class CopyValue(Transformation):
     """Adds ``target.field`` holding the value (and schema) of ``source.field``.
 
     Works on a Struct (with a value schema) or a Map (schemaless). A null value
     passes through unchanged.
     """
 
+    CONFIG_DEF = (
+        ConfigDef()
+        .define(SOURCE_FIELD, ConfigType.STRING, importance="high", doc="Source field name.")
+        .define(TARGET_FIELD, ConfigType.STRING, importance="high", doc="Target field name.")
+    )
+
     def __init__(self) -> None:
         self.source_field: str | None = None
         self.target_field: str | None = None
-        self._schema_cache: LRUCache | None = LRUCache(16)
+        self._schema_cache: LRUCache | None = LRUCache()
 
-    def configure(self, config: dict) -> None:
-        self.source_field = config_string(config, SOURCE_FIELD, required=True)
-        self.target_field = config_string(config, TARGET_FIELD, required=True)
-        self._schema_cache = LRUCache(16)
+    def _configure(self, config: dict) -> None:
+        self.source_field = config[SOURCE_FIELD]
+        self.target_field = config[TARGET_FIELD]
+        self._schema_cache = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if record.value is None:
@@ -50,7 +56,7 @@ class CopyValue:
     def _apply_with_schema(self, record: SinkRecord) -> SinkRecord:
         value = require_struct(record.value, "copy value")
         schema = value.schema
-        cache = self._schema_cache if self._schema_cache is not None else LRUCache(16)
+        cache = self._schema_cache if self._schema_cache is not None else LRUCache()
         updated_schema = cache.get(schema)
         if updated_schema is None:
             updated_schema = self._updated_schema(schema)

@@ -15,10 +15,11 @@ from connector.api.logical import Timestamp
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
+from smt.base import ConfigDef, ConfigType, LRUCache, Transformation, copy_schema_basics, require_map, require_struct
 from smt.iceberg._util import (
     COL_CDC, COL_KEY, COL_OFFSET, COL_OP, COL_SOURCE, COL_TARGET, COL_TS,
     OP_DELETE, OP_INSERT, OP_UPDATE,
-    LRUCache, config_string, copy_schema_basics, java_str, require_map, require_struct, struct_get,
+    string_value_of, struct_get,
 )
 
 LOG = logging.getLogger(__name__)
@@ -37,15 +38,20 @@ def map_operation(op: str) -> str:
     return OP_INSERT
 
 
-class DebeziumTransform:
+class DebeziumTransform(Transformation):
     """Promote the Debezium row image to the top level and add ``_cdc`` metadata."""
+
+    CONFIG_DEF = ConfigDef().define(
+        CDC_TARGET_PATTERN, ConfigType.STRING, None, importance="medium",
+        doc="Pattern to use for setting the CDC target field value ({db} and {table} are replaced).",
+    )
 
     def __init__(self) -> None:
         self.cdc_target_pattern: str | None = None
-        self._schema_cache = LRUCache(16)
+        self._schema_cache = LRUCache()
 
-    def configure(self, config: dict) -> None:
-        self.cdc_target_pattern = config_string(config, CDC_TARGET_PATTERN)
+    def _configure(self, config: dict) -> None:
+        self.cdc_target_pattern = config[CDC_TARGET_PATTERN]
 
     def apply(self, record: SinkRecord) -> SinkRecord | None:
         if record.value is None:
@@ -58,7 +64,7 @@ class DebeziumTransform:
 
     def _apply_with_schema(self, record: SinkRecord) -> SinkRecord:
         value = require_struct(record.value, "Debezium transform")
-        op = map_operation(java_str(_required(struct_get(value, "op"), "op", record)))
+        op = map_operation(string_value_of(_required(struct_get(value, "op"), "op", record)))
 
         image = "before" if op == OP_DELETE else "after"
         image_field = value.schema.field(image)
@@ -123,13 +129,13 @@ class DebeziumTransform:
         else:
             # Debezium MongoDB names the collection (after MongoDebeziumTransform).
             table = struct_get(source, "collection")
-        return java_str(db), java_str(table)
+        return string_value_of(db), string_value_of(table)
 
     # --- schemaless ----------------------------------------------------------------
 
     def _apply_schemaless(self, record: SinkRecord) -> SinkRecord | None:
         value = require_map(record.value, "Debezium transform")
-        op = map_operation(java_str(_required(value.get("op"), "op", record)))
+        op = map_operation(string_value_of(_required(value.get("op"), "op", record)))
         payload = value.get("before" if op == OP_DELETE else "after")
         if not isinstance(payload, dict):
             LOG.debug("Unable to transform Debezium record, payload is not a map, skipping")
@@ -142,7 +148,7 @@ class DebeziumTransform:
         else:
             db = source.get("db")
         table = source["table"] if source.get("table") is not None else source.get("collection")
-        db, table = java_str(db), java_str(table)
+        db, table = string_value_of(db), string_value_of(table)
         cdc[COL_SOURCE] = f"{db}.{table}"
         cdc[COL_TARGET] = self._target(db, table)
         if isinstance(record.key, dict):
@@ -159,9 +165,6 @@ class DebeziumTransform:
         if not self.cdc_target_pattern:
             return f"{db}.{table}"
         return self.cdc_target_pattern.replace(DB_PLACEHOLDER, db).replace(TABLE_PLACEHOLDER, table)
-
-    def close(self) -> None:
-        pass
 
 
 def _required(value: object, name: str, record: SinkRecord) -> object:

@@ -13,9 +13,8 @@ import logging
 
 from connector.api.errors import DataException
 from connector.api.record import SinkRecord
-from smt.iceberg._util import (
-    COL_CDC, COL_OP, COL_SOURCE, COL_TS, OP_DELETE, OP_INSERT, OP_UPDATE, java_str, require_map,
-)
+from smt.base import Transformation, require_map
+from smt.iceberg._util import COL_CDC, COL_OP, COL_SOURCE, COL_TS, OP_DELETE, OP_INSERT, OP_UPDATE, string_value_of
 
 LOG = logging.getLogger(__name__)
 
@@ -29,15 +28,12 @@ def map_operation(operation: str) -> str:
     return OP_INSERT
 
 
-class DmsTransform:
+class DmsTransform(Transformation):
     """Promote ``data`` to the top level and add a ``_cdc`` map. Schemaless records only.
 
     A record whose ``data`` or ``metadata`` is not a map is dropped (``None``),
     as the Java transform does.
     """
-
-    def configure(self, config: dict) -> None:
-        pass
 
     def apply(self, record: SinkRecord) -> SinkRecord | None:
         if record.value is None:
@@ -55,9 +51,9 @@ class DmsTransform:
         if operation is None:
             raise DataException(f"DMS record has no metadata.operation ({record.describe()})")
         cdc = {
-            COL_OP: map_operation(java_str(operation)),
+            COL_OP: map_operation(string_value_of(operation)),
             COL_TS: metadata.get("timestamp"),
-            COL_SOURCE: f"{java_str(metadata.get('schema-name'))}.{java_str(metadata.get('table-name'))}",
+            COL_SOURCE: f"{string_value_of(metadata.get('schema-name'))}.{string_value_of(metadata.get('table-name'))}",
         }
         new_value = dict(data)
         new_value[COL_CDC] = cdc
@@ -65,6 +61,3 @@ class DmsTransform:
             record.topic, record.kafka_partition, record.key_schema, record.key,
             None, new_value, record.timestamp,
         )
-
-    def close(self) -> None:
-        pass

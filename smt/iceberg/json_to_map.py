@@ -21,8 +21,8 @@ from connector.api.logical import Decimal
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
+from smt.base import ConfigDef, ConfigType, Transformation
 from smt.iceberg._jackson import MISSING, Float32, node_kind, parse, to_json_text
-from smt.iceberg._util import config_bool
 
 __all__ = [
     "JsonToMapTransform", "JsonToMapException", "JSON_LEVEL", "Float32", "MISSING",
@@ -210,17 +210,22 @@ def _node_to_text(node: Any) -> str:
     return node if isinstance(node, str) else to_json_text(node)
 
 
-class JsonToMapTransform:
+class JsonToMapTransform(Transformation):
     """Parse a JSON-object string value into a typed Struct (or one map with ``json.root``).
 
     Keys, headers and tombstones pass through unchanged.
     """
 
+    CONFIG_DEF = ConfigDef().define(
+        JSON_LEVEL, ConfigType.BOOLEAN, False, importance="medium",
+        doc="Boolean value to start at root. False is one level in from the root",
+    )
+
     def __init__(self) -> None:
         self.start_at_root = False
 
-    def configure(self, config: dict) -> None:
-        self.start_at_root = config_bool(config, JSON_LEVEL, False)
+    def _configure(self, config: dict) -> None:
+        self.start_at_root = config[JSON_LEVEL]
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if record.value is None:
@@ -250,9 +255,6 @@ class JsonToMapTransform:
             record.topic, record.kafka_partition, record.key_schema, record.key,
             schema, value, record.timestamp, record.headers,
         )
-
-    def close(self) -> None:
-        pass
 
 
 JSON_MAP_SCHEMA = SchemaBuilder.struct().field(PAYLOAD_FIELD, OPTIONAL_MAP_STRING_STRING).build()

@@ -14,7 +14,9 @@ from connector.api.errors import ConfigException
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.iceberg._util import LRUCache, config_bool, config_string, copy_schema_basics, require_map, require_struct
+from smt.base import (
+    ConfigDef, ConfigType, LRUCache, Transformation, copy_schema_basics, require_map, require_struct,
+)
 
 FIELD_NAME = "field_name"
 NESTED = "nested"
@@ -52,8 +54,18 @@ def _metadata_values(record: SinkRecord, namer: Callable[[str], str], external: 
     return values
 
 
-class KafkaMetadataTransform:
+class KafkaMetadataTransform(Transformation):
     """Append Kafka coordinates to a Struct (with schema) or a Map (schemaless) value."""
+
+    CONFIG_DEF = (
+        ConfigDef()
+        .define(FIELD_NAME, ConfigType.STRING, DEFAULT_FIELD_NAME, importance="low",
+                doc="the field to append Kafka metadata under (or prefix fields with)")
+        .define(NESTED, ConfigType.BOOLEAN, False, importance="low",
+                doc="(true/false) to make a nested record under name or prefix names on the top level")
+        .define(EXTERNAL_FIELD, ConfigType.STRING, None, importance="low",
+                doc="key,value representing a String to be injected on Kafka metadata (e.g. Cluster)")
+    )
 
     def __init__(self) -> None:
         self.field_name = DEFAULT_FIELD_NAME
@@ -61,12 +73,12 @@ class KafkaMetadataTransform:
         self._external: tuple[str, str] | None = None
         self._namer: Callable[[str], str] = lambda name: f"{DEFAULT_FIELD_NAME}_{name}"
         self._nested_schema: Schema | None = None
-        self._schema_cache = LRUCache(16)
+        self._schema_cache = LRUCache()
 
-    def configure(self, config: dict) -> None:
-        self.field_name = config_string(config, FIELD_NAME, DEFAULT_FIELD_NAME)
-        self.nested = config_bool(config, NESTED, False)
-        external = config_string(config, EXTERNAL_FIELD)
+    def _configure(self, config: dict) -> None:
+        self.field_name = config[FIELD_NAME]
+        self.nested = config[NESTED]
+        external = config[EXTERNAL_FIELD]
         if self.nested:
             self._namer = lambda name: name
         else:
@@ -84,7 +96,7 @@ class KafkaMetadataTransform:
             for name, schema in _metadata_schema_fields(self._namer, self._external):
                 builder.field(name, schema)
             self._nested_schema = builder.build()
-        self._schema_cache = LRUCache(16)
+        self._schema_cache = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if record.value is None:
@@ -141,6 +153,3 @@ class KafkaMetadataTransform:
             record.topic, record.kafka_partition, record.key_schema, record.key,
             None, new_value, record.timestamp, record.headers,
         )
-
-    def close(self) -> None:
-        pass

@@ -23,7 +23,8 @@ from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.iceberg._bson import BsonValue, parse_document
 from smt.iceberg._mongo_converter import ArrayEncoding, MongoDataConverter
-from smt.iceberg._util import config_string, java_str, require_struct, struct_get
+from smt.base import ConfigDef, ConfigType, Transformation, require_struct
+from smt.iceberg._util import string_value_of, struct_get
 
 LOG = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ AFTER = "after"
 BEFORE = "before"
 
 
-class MongoDebeziumTransform:
+class MongoDebeziumTransform(Transformation):
     """Parse ``before``/``after`` Extended JSON into typed structs; key -> ``{id}`` struct.
 
     ``array_handling_mode``: ``array`` (default) types BSON arrays as Connect
@@ -46,12 +47,17 @@ class MongoDebeziumTransform:
     a struct with fields ``_0``, ``_1``, ...
     """
 
+    CONFIG_DEF = ConfigDef().define(
+        ARRAY_HANDLING_MODE, ConfigType.STRING, None, importance="medium",
+        doc="array or document handling for mongodb arrays",
+    )
+
     def __init__(self) -> None:
         self.converter = MongoDataConverter(ArrayEncoding.ARRAY)
 
-    def configure(self, config: dict) -> None:
-        mode = config_string(config, ARRAY_HANDLING_MODE)
-        self.converter = MongoDataConverter(ArrayEncoding.parse(mode, "array"))
+    def _configure(self, config: dict) -> None:
+        # Like the Java transform, an unknown mode falls back to "array".
+        self.converter = MongoDataConverter(ArrayEncoding.parse(config[ARRAY_HANDLING_MODE], "array"))
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if record.value is None:
@@ -81,7 +87,7 @@ class MongoDebeziumTransform:
         key_id = struct_get(key, "id")
         if key_id is None:
             raise DataException(f"Debezium MongoDB key has no id ({record.describe()})")
-        key_doc = parse_document("{ \"id\" : " + java_str(key_id) + "}")
+        key_doc = parse_document("{ \"id\" : " + string_value_of(key_id) + "}")
 
         before_doc = parse_document(str(before_text)) if before_text is not None else None
         if after_text is None and update_description is not None:
@@ -150,9 +156,6 @@ class MongoDebeziumTransform:
             record.topic, record.kafka_partition, key_schema, key, value_schema, value,
             record.timestamp, record.headers,
         )
-
-    def close(self) -> None:
-        pass
 
 
 def _has_name_suffix(schema: Schema | None, suffix: str) -> bool:

@@ -27,11 +27,3 @@ def sink_record(
         timestamp_type=timestamp_type, headers=headers,
     )
 
-
-def smt_load_available() -> bool:
-    """Whether the transform registry (``smt.load``) has landed."""
-    try:
-        import smt
-    except ImportError:
-        return False
-    return hasattr(smt, "load")

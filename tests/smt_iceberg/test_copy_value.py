@@ -8,7 +8,7 @@ from connector.api.errors import ConfigException, DataException
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.iceberg import CopyValue
-from tests.smt_iceberg import sink_record, smt_load_available
+from tests.smt_iceberg import sink_record
 
 CONFIG = {"source.field": "data", "target.field": "data_copy"}
 
@@ -101,7 +101,6 @@ def test_unknown_source_field_with_schema():
         configured().apply(sink_record(schema, Struct(schema).put("id", 1)))
 
 
-@pytest.mark.skipif(not smt_load_available(), reason="smt.load not available yet")
 @pytest.mark.parametrize("prefix", ["org.apache.iceberg.connect.transforms", "io.tabular.iceberg.connect.transforms"])
 def test_loads_by_class_name(prefix):
     import smt

@@ -13,7 +13,7 @@ from connector.api.record import Header
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.iceberg import DebeziumTransform, DmsTransform
-from tests.smt_iceberg import sink_record, smt_load_available
+from tests.smt_iceberg import sink_record
 
 KEY_SCHEMA = SchemaBuilder.struct().field("account_id", Schema.INT64_SCHEMA).build()
 ROW_SCHEMA = (
@@ -210,7 +210,6 @@ def test_errors():
         smt.apply(sink_record(None, event))
 
 
-@pytest.mark.skipif(not smt_load_available(), reason="smt.load not available yet")
 def test_loads_by_class_name():
     import smt
 

@@ -8,7 +8,7 @@ from connector.api.errors import DataException
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.iceberg import DmsTransform
-from tests.smt_iceberg import sink_record, smt_load_available
+from tests.smt_iceberg import sink_record
 
 NOW = "2024-05-01T10:00:00.000000Z"
 
@@ -79,7 +79,6 @@ def test_key_and_timestamp_kept():
     assert (result.key_schema, result.key, result.timestamp, result.value_schema) == (Schema.STRING_SCHEMA, "k", 7, None)
 
 
-@pytest.mark.skipif(not smt_load_available(), reason="smt.load not available yet")
 def test_loads_by_class_name():
     import smt
 

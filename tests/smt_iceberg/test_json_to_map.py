@@ -19,7 +19,7 @@ from connector.api.struct import Struct
 from smt.iceberg import JsonToMapException, JsonToMapTransform
 from smt.iceberg import json_to_map as utils
 from smt.iceberg.json_to_map import MISSING, Float32
-from tests.smt_iceberg import sink_record, smt_load_available
+from tests.smt_iceberg import sink_record
 
 # The Java tests' resource jsonmap.json.
 JSON_MAP = """{
@@ -443,7 +443,6 @@ def test_random_objects_at_root_become_one_map(obj):
         assert text == obj[key] if isinstance(obj[key], str) else json.loads(text) == obj[key]
 
 
-@pytest.mark.skipif(not smt_load_available(), reason="smt.load not available yet")
 def test_loads_by_class_name():
     import smt
 

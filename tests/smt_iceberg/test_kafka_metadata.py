@@ -9,7 +9,7 @@ from connector.api.record import Header, TimestampType
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.iceberg import KafkaMetadataTransform
-from tests.smt_iceberg import sink_record, smt_load_available
+from tests.smt_iceberg import sink_record
 
 SCHEMA = SchemaBuilder.struct().field("id", Schema.STRING_SCHEMA).build()
 TOPIC = "topic"
@@ -174,7 +174,6 @@ def test_invalid_nested_flag():
         KafkaMetadataTransform().configure({"nested": "yes"})
 
 
-@pytest.mark.skipif(not smt_load_available(), reason="smt.load not available yet")
 def test_loads_by_class_name():
     import smt
 

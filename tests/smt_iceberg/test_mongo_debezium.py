@@ -12,7 +12,7 @@ from connector.api.record import Header, TimestampType
 from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 from smt.iceberg import DebeziumTransform, MongoDebeziumTransform
-from tests.smt_iceberg import sink_record, smt_load_available
+from tests.smt_iceberg import sink_record
 
 TIMESTAMP_KEY = "ts_ms"
 DEFAULT_ID = 1004
@@ -340,7 +340,6 @@ def test_invalid_bson_raises_data_exception():
         transformer().apply(mongo_record(envelope("c", after='{"_id": ')))
 
 
-@pytest.mark.skipif(not smt_load_available(), reason="smt.load not available yet")
 def test_loads_by_class_name():
     import smt
 

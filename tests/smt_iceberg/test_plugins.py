@@ -10,7 +10,7 @@ from connector.api.errors import ConfigException, DataException
 from connector.api.plugins import resolve_class
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from tests.smt_iceberg import sink_record, smt_load_available
+from tests.smt_iceberg import sink_record
 from tests.smt_iceberg.example_plugins import KeyValueTextConverter, TopicSuffix, UppercaseField
 
 MODULE = "tests.smt_iceberg.example_plugins"
@@ -71,7 +71,6 @@ def test_example_converter_round_trip():
     assert converter.from_connect_data("t", None, None) is None
 
 
-@pytest.mark.skipif(not smt_load_available(), reason="smt.load not available yet")
 def test_smt_load_user_transform_and_predicate():
     import smt
 

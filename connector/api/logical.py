@@ -25,6 +25,9 @@ EPOCH_DATE = _dt.date(1970, 1, 1)
 EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 MILLIS_PER_DAY = 86_400_000
 
+# Decimal arithmetic in the default context rounds to 28 digits; BigDecimal never rounds.
+_EXACT = _decimal.Context(prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
+
 
 class Decimal:
     """Arbitrary-precision decimal as BYTES: the big-endian two's-complement unscaled value."""
@@ -58,13 +61,15 @@ class Decimal:
                 f"Decimal value has mismatching scale for given Decimal schema. "
                 f"Schema has scale {scale}, value has scale {-exponent}"
             )
-        unscaled = int(value.scaleb(scale))
+        if not value.is_finite():
+            raise DataException(f"Decimal value {value} is not a finite number")
+        unscaled = int(value.scaleb(scale, context=_EXACT))
         return unscaled_to_bytes(unscaled)
 
     @staticmethod
     def to_logical(schema: Schema, value: bytes) -> _decimal.Decimal:
         scale = Decimal.scale_of(schema)
-        return _decimal.Decimal(int.from_bytes(bytes(value), "big", signed=True)).scaleb(-scale)
+        return _decimal.Decimal(int.from_bytes(bytes(value), "big", signed=True)).scaleb(-scale, context=_EXACT)
 
 
 def unscaled_to_bytes(unscaled: int) -> bytes:

@@ -456,7 +456,8 @@ def validate_value(schema: "Schema | None", value: Any, field_name: str | None =
         raise DataException(f"Schema cannot be null{where}")
     if value is None:
         if not schema.optional:
-            raise DataException(f"Invalid value: null used for required field{where}, schema type: {schema.type.name}")
+            location = "value" if field_name is None else f'field: "{field_name}"'
+            raise DataException(f"Invalid value: null used for required {location}, schema type: {schema.type.name}")
         return
     logical = _LOGICAL_PYTHON_CLASSES.get(schema.name or "")
     if logical is not None:

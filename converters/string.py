@@ -1,0 +1,163 @@
+"""``org.apache.kafka.connect.storage.StringConverter``: text ⇄ an optional STRING.
+
+Reading yields ``(OPTIONAL_STRING_SCHEMA, text)``; writing encodes
+``value.toString()`` whatever the schema. ``converter.encoding`` (default
+UTF-8) names a Java charset; like Java, undecodable bytes become U+FFFD and
+unencodable characters ``?`` instead of failing.
+"""
+
+from __future__ import annotations
+
+import codecs
+import datetime as dt
+import decimal
+from typing import Any, Callable, Mapping
+
+from connector.api.errors import ConfigException
+from connector.api.record import SchemaAndValue
+from connector.api.schema import Schema, Type
+from connector.api.struct import Struct
+from connector.api.values import java_decimal_to_string, java_double_to_string, java_float_to_string
+from converters.base import (
+    Converter,
+    ConverterType,
+    HeaderConverter,
+    Headers,
+    config_str,
+    converter_type,
+    with_converter_type,
+)
+
+__all__ = ["StringConverter"]
+
+ENCODING_CONFIG = "converter.encoding"
+
+
+class _Charset:
+    """Encode/decode functions for a Java charset name, with Java's replacement behaviour."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.encode, self.decode = _codec_functions(name)
+
+
+def _utf16_decode(data: bytes) -> str:
+    # Java's UTF-16 honours a byte-order mark and defaults to big-endian (Python: native order).
+    if data[:2] == codecs.BOM_UTF16_LE:
+        return data[2:].decode("utf-16-le", "replace")
+    if data[:2] == codecs.BOM_UTF16_BE:
+        data = data[2:]
+    return data.decode("utf-16-be", "replace")
+
+
+def _utf32_decode(data: bytes) -> str:
+    if data[:4] == codecs.BOM_UTF32_LE:
+        return data[4:].decode("utf-32-le", "replace")
+    if data[:4] == codecs.BOM_UTF32_BE:
+        data = data[4:]
+    return data.decode("utf-32-be", "replace")
+
+
+_JAVA_SPECIFIC: dict[str, tuple[Callable[[str], bytes], Callable[[bytes], str]]] = {
+    # Java writes UTF-16 big-endian after a BOM, and UTF-32 big-endian without one.
+    "utf-16": (lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be", "replace"), _utf16_decode),
+    "utf-32": (lambda text: text.encode("utf-32-be", "replace"), _utf32_decode),
+}
+
+
+def _codec_functions(name: str) -> tuple[Callable[[str], bytes], Callable[[bytes], str]]:
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        info = None
+    if info is None or not getattr(info, "_is_text_encoding", True):
+        raise ConfigException(ENCODING_CONFIG, name, f"Unsupported encoding {name}")
+    if info.name in _JAVA_SPECIFIC:
+        return _JAVA_SPECIFIC[info.name]
+    return (lambda text: text.encode(info.name, "replace")), (lambda data: bytes(data).decode(info.name, "replace"))
+
+
+def _java_to_string(value: Any, schema: Schema | None, charset: _Charset) -> str:
+    """``String.valueOf(value)`` for a Connect value (UTC for dates, as a server would run)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        is_float32 = schema is not None and schema.type is Type.FLOAT32
+        return java_float_to_string(value) if is_float32 else java_double_to_string(value)
+    if isinstance(value, decimal.Decimal):
+        return java_decimal_to_string(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        # Java would print the array's identity ("[B@1b6d3586"); the text is more useful.
+        return charset.decode(bytes(value))
+    if isinstance(value, (list, tuple)):
+        element = schema.value_schema if schema is not None else None
+        return "[" + ", ".join(_java_to_string(v, element, charset) for v in value) + "]"
+    if isinstance(value, dict):
+        key_schema = schema.key_schema if schema is not None else None
+        value_schema = schema.value_schema if schema is not None else None
+        return "{" + ", ".join(
+            f"{_java_to_string(k, key_schema, charset)}={_java_to_string(v, value_schema, charset)}"
+            for k, v in value.items()
+        ) + "}"
+    if isinstance(value, Struct):
+        return _struct_to_string(value, charset)
+    if isinstance(value, (dt.date, dt.time)):
+        return _date_to_string(value)
+    return str(value)
+
+
+def _struct_to_string(value: Struct, charset: _Charset) -> str:
+    """``Struct.toString``: the non-null fields as ``name=value``."""
+    fields = [
+        f"{field.name}={_java_to_string(value.get_without_default(field), field.schema, charset)}"
+        for field in value.schema.fields()
+        if value.get_without_default(field) is not None
+    ]
+    return "Struct{" + ",".join(fields) + "}"
+
+
+def _date_to_string(value: dt.date | dt.time) -> str:
+    """``java.util.Date.toString`` in UTC, e.g. ``Thu Jan 01 00:00:00 UTC 1970``."""
+    if isinstance(value, dt.time):
+        instant = dt.datetime.combine(dt.date(1970, 1, 1), value)
+    elif isinstance(value, dt.datetime):
+        instant = value.astimezone(dt.timezone.utc) if value.tzinfo else value
+    else:
+        instant = dt.datetime.combine(value, dt.time())
+    return instant.strftime("%a %b %d %H:%M:%S UTC ") + str(instant.year)
+
+
+class StringConverter(Converter, HeaderConverter):
+    """Kafka's StringConverter; also a header converter."""
+
+    def __init__(self) -> None:
+        self.configure({}, is_key=False)
+
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
+        if is_key is not None:
+            config = with_converter_type(config, is_key)
+        side = "key" if converter_type(config) is ConverterType.KEY else "value"
+        encoding = config_str(config, ENCODING_CONFIG, "UTF-8")
+        # Kafka's (de)serializers let key./value.(de)serializer.encoding override it.
+        self._writer = _Charset(config_str(config, f"{side}.serializer.encoding", None) or encoding)
+        self._reader = _Charset(config_str(config, f"{side}.deserializer.encoding", None) or encoding)
+
+    def to_connect_data(self, topic: str, data: bytes | None, headers: Headers = None) -> SchemaAndValue:
+        text = None if data is None else self._reader.decode(bytes(data))
+        return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, text)
+
+    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
+                          headers: Headers = None) -> bytes | None:
+        if value is None:
+            return None
+        text = value if isinstance(value, str) else _java_to_string(value, schema, self._reader)
+        return self._writer.encode(text)
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, value)
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
+                            value: Any) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)

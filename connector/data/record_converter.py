@@ -1,0 +1,364 @@
+"""Batches of Connect values → an Arrow table of an Iceberg table's schema.
+
+The Python counterpart of the Iceberg sink's ``RecordConverter``: the table
+schema is the source of truth, values are Structs (with their schema) or
+dicts (schemaless), fields are looked up by name (case-insensitively, or
+through the table's name mapping, if configured), unknown fields are ignored
+unless evolution is on, and each value is coerced as the sink coerces it
+(:mod:`connector.data.coercion`).
+
+Columns are built column-wise: one Python list per top-level column, then
+``pyarrow.array`` with fast paths when values already have the column's
+Python type. Values of different Struct schemas (or dicts mixed with Structs)
+are converted per group and put back in batch order.
+
+Schema evolution (``evolve=True``) collects what the values need and the table
+lacks — new columns (types from the Connect schema for Structs, inferred from
+the value for dicts), int → long and float → double widening, required →
+optional — and returns them *instead of* a table; the caller applies them and
+converts the batch again. For Struct values the requests come from the
+Connect schema, computed once per distinct schema: the requests the sink
+finds record by record, except that they also reach into empty lists and maps
+(whose element schema is known even when no element is present).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import pyarrow as pa
+from pyiceberg.io.pyarrow import schema_to_pyarrow
+from pyiceberg.schema import Schema as IcebergSchema
+from pyiceberg.table import Table
+from pyiceberg.table.name_mapping import NameMapping, parse_mapping_from_json
+from pyiceberg.types import IcebergType, ListType, MapType, StructType
+
+from connector.api.errors import DataException
+from connector.api.schema import Schema, Type
+from connector.api.struct import Struct
+from connector.data.schema_update import SchemaUpdates
+from connector.data.type_mapping import iceberg_type_for, infer_iceberg_type, widened_type_for
+from connector.data.value_converters import (
+    ROOT_ID,
+    ColumnError,
+    ConversionContext,
+    FieldLookup,
+    StructConverter,
+    names_by_field_id,
+)
+
+NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
+
+
+class RecordConversionError(DataException):
+    """Converting the value at ``index`` of the batch failed; ``cause`` says why."""
+
+    def __init__(self, index: int, cause: Exception):
+        super().__init__(f"An error occurred converting record at batch index {index}: {cause}")
+        self.index = index
+        self.cause = cause
+        self.__cause__ = cause
+
+
+@dataclass
+class ConversionResult:
+    """An Arrow table of the table schema, or (when evolving) the schema updates it needs first.
+
+    ``table`` is None exactly when ``updates`` is not empty.
+    """
+
+    table: pa.Table | None
+    updates: SchemaUpdates = field(default_factory=SchemaUpdates)
+
+
+@dataclass
+class _Group:
+    """Rows of one shape: dicts (``schema`` None) or Structs of one Connect schema."""
+
+    schema: Schema | None
+    rows: list
+    indices: list[int] | None  # batch positions; None = all rows, in order
+
+
+class RecordConverter:
+    """Converts batches of Struct/dict values to Arrow tables of ``table_schema``.
+
+    Args:
+        table_schema: the Iceberg table's current schema.
+        evolve: collect schema updates (``iceberg.tables.evolve-schema-enabled``).
+        case_insensitive: look columns up ignoring case
+            (``iceberg.tables.schema-case-insensitive``; ignored with a name mapping).
+        force_optional: make the types of added columns optional throughout
+            (``iceberg.tables.schema-force-optional``).
+        name_mapping: the table's ``schema.name-mapping.default`` (JSON or parsed).
+        replace_null_with_default: use a Struct field's schema default for nulls.
+
+    One instance per thread: converting is not thread-safe.
+    """
+
+    def __init__(
+        self,
+        table_schema: IcebergSchema,
+        *,
+        evolve: bool,
+        case_insensitive: bool = False,
+        force_optional: bool = False,
+        name_mapping: NameMapping | str | None = None,
+        replace_null_with_default: bool = True,
+    ):
+        if isinstance(name_mapping, str):
+            name_mapping = parse_mapping_from_json(name_mapping)
+        self.table_schema = table_schema
+        self.evolve = evolve
+        self.force_optional = force_optional
+        self.arrow_schema = schema_to_pyarrow(table_schema)
+        self._context = ConversionContext(
+            table_schema,
+            case_insensitive=case_insensitive,
+            replace_null_with_default=replace_null_with_default,
+            names_by_id=names_by_field_id(name_mapping),
+        )
+        self._root = StructConverter(table_schema.as_struct(), ROOT_ID, self._context)
+        self._lookups: dict[int, FieldLookup] = {ROOT_ID: self._root.lookup}
+        self._schema_updates: dict[Schema, SchemaUpdates] = {}
+
+    @classmethod
+    def for_table(cls, table: Table, *, evolve: bool, **options: Any) -> "RecordConverter":
+        """A converter for ``table``'s current schema and name mapping."""
+        mapping = table.properties.get(NAME_MAPPING_PROPERTY)
+        return cls(table.schema(), evolve=evolve, name_mapping=mapping, **options)
+
+    # --- API ----------------------------------------------------------------------
+
+    def convert(self, values: Sequence[Struct | dict], schemas: Any = None) -> ConversionResult:
+        """Convert a batch; RecordConversionError names the index of the failing value.
+
+        ``schemas`` (the records' value schemas) may be given for symmetry with
+        ``SinkRecord``; as in the Java sink, a Struct's own schema is what counts
+        and dicts are converted schemaless.
+        """
+        groups = self._groups(values)
+        updates = SchemaUpdates()
+        if self.evolve:
+            self._collect_schema_updates(groups, updates)
+            if updates:
+                return ConversionResult(None, updates)
+            self._context.updates = updates
+        try:
+            table = self._table(groups, len(values))
+        finally:
+            self._context.updates = None
+        return ConversionResult(None, updates) if updates else ConversionResult(table, updates)
+
+    # --- grouping -------------------------------------------------------------------
+
+    def _groups(self, values: Sequence[Any]) -> list[_Group]:
+        rows = values if isinstance(values, list) else list(values)
+        if rows and all(type(v) is dict for v in rows):
+            return [_Group(None, rows, None)]
+        if rows and type(rows[0]) is Struct:
+            schema = rows[0].schema
+            if all(type(v) is Struct and v.schema is schema for v in rows):
+                return [_Group(schema, rows, None)]
+        return self._mixed_groups(rows)
+
+    @staticmethod
+    def _mixed_groups(rows: list) -> list[_Group]:
+        by_shape: dict[Any, _Group] = {}
+        for index, value in enumerate(rows):
+            if isinstance(value, dict):
+                key: Any = None
+            elif isinstance(value, Struct):
+                key = value.schema
+            else:
+                cause = DataException(f"Cannot convert type: {type(value).__name__}")
+                raise RecordConversionError(index, cause)
+            group = by_shape.setdefault(key, _Group(key, [], []))
+            group.rows.append(value)
+            assert group.indices is not None
+            group.indices.append(index)
+        if len(by_shape) == 1:
+            only = next(iter(by_shape.values()))
+            return [_Group(only.schema, only.rows, None)]
+        return list(by_shape.values())
+
+    # --- schema evolution -------------------------------------------------------------
+
+    def _collect_schema_updates(self, groups: list[_Group], updates: SchemaUpdates) -> None:
+        for group in groups:
+            if group.schema is None:
+                self._dict_updates(group.rows, updates)
+            else:
+                for update in self._struct_schema_updates(group.schema):
+                    updates.record(update)
+
+    def _dict_updates(self, rows: list[dict], updates: SchemaUpdates) -> None:
+        """Top-level keys no column matches, typed from their values in record order."""
+        for key in self._unknown_keys(rows):
+            for row in rows:
+                inferred = infer_iceberg_type(row.get(key))
+                if inferred is not None:
+                    updates.add_column(None, key if isinstance(key, str) else str(key), inferred)
+
+    def _unknown_keys(self, rows: list[dict]) -> list[Any]:
+        keys: set[Any] = set()
+        for row in rows:
+            keys.update(row)
+        lookup = self._root.lookup
+        unknown = {k for k in keys if lookup.get(k if isinstance(k, str) else str(k)) is None}
+        ordered: dict[Any, None] = {}
+        for row in rows:
+            if len(ordered) == len(unknown):
+                break
+            ordered.update((k, None) for k in row if k in unknown)
+        return list(ordered)
+
+    def _struct_schema_updates(self, schema: Schema) -> SchemaUpdates:
+        cached = self._schema_updates.get(schema)
+        if cached is None:
+            cached = SchemaUpdates()
+            self._walk_struct(schema, self.table_schema.as_struct(), ROOT_ID, cached)
+            self._schema_updates[schema] = cached
+        return cached
+
+    def _lookup(self, struct: StructType, field_id: int) -> FieldLookup:
+        lookup = self._lookups.get(field_id)
+        if lookup is None:
+            lookup = self._lookups[field_id] = FieldLookup(struct, self._context)
+        return lookup
+
+    def _walk_struct(self, schema: Schema, struct: StructType, field_id: int, updates: SchemaUpdates) -> None:
+        lookup = self._lookup(struct, field_id)
+        parent = self._context.column_name(field_id)
+        for connect_field in schema.fields():
+            index = lookup.get(connect_field.name)
+            if index is None:
+                added = iceberg_type_for(connect_field.schema, force_optional=self.force_optional)
+                updates.add_column(parent, connect_field.name, added)
+                continue
+            table_field = struct.fields[index]
+            name = self.table_schema.find_column_name(table_field.field_id)
+            assert name is not None
+            changed = False
+            widened = widened_type_for(table_field.field_type, connect_field.schema)
+            if widened is not None:
+                updates.update_type(name, widened)
+                changed = True
+            if table_field.required and connect_field.schema.optional:
+                updates.make_optional(name)
+                changed = True
+            if not changed:  # as in Java, a field that changes is not looked into yet
+                self._walk_nested(connect_field.schema, table_field.field_type, table_field.field_id, updates)
+
+    def _walk_nested(self, schema: Schema, table_type: IcebergType, field_id: int, updates: SchemaUpdates) -> None:
+        if schema.type is Type.STRUCT and isinstance(table_type, StructType):
+            self._walk_struct(schema, table_type, field_id, updates)
+        elif schema.type is Type.ARRAY and isinstance(table_type, ListType):
+            assert schema.value_schema is not None
+            self._walk_nested(schema.value_schema, table_type.element_type, table_type.element_id, updates)
+        elif schema.type is Type.MAP and isinstance(table_type, MapType):
+            assert schema.value_schema is not None
+            self._walk_nested(schema.value_schema, table_type.value_type, table_type.value_id, updates)
+
+    # --- columns --------------------------------------------------------------------
+
+    def _table(self, groups: list[_Group], count: int) -> pa.Table:
+        if count == 0:
+            return self.arrow_schema.empty_table()
+        if len(groups) == 1 and groups[0].indices is None:
+            columns = self._group_columns(groups[0])
+            return pa.Table.from_arrays(columns, schema=self.arrow_schema)
+        per_group = [self._group_columns(group) for group in groups]
+        order = [i for group in groups for i in (group.indices or [])]
+        positions = pa.array(_inverse(order, count), type=pa.int64())
+        columns = [
+            pa.concat_arrays([arrays[j] for arrays in per_group]).take(positions)
+            for j in range(len(self.arrow_schema))
+        ]
+        return pa.Table.from_arrays(columns, schema=self.arrow_schema)
+
+    def _group_columns(self, group: _Group) -> list[pa.Array]:
+        """One Arrow array per table column; raises the error of the group's first bad row."""
+        if group.schema is None:
+            raw = self._dict_columns(group.rows)
+        else:
+            raw = self._struct_columns(group.schema, group.rows)
+        arrays: list[pa.Array] = []
+        errors: list[ColumnError] = []
+        for table_field, converter, (values, convert) in zip(self._root.fields, self._root.children, raw):
+            try:
+                array = converter.to_arrow(values, convert)
+                if table_field.required and array.null_count:
+                    raise ColumnError(
+                        _first_null(array), DataException(f"Null value for required field: {table_field.name}")
+                    )
+                arrays.append(array)
+            except ColumnError as e:
+                errors.append(e)
+        if errors:
+            first = min(errors, key=lambda e: e.index)
+            index = first.index if group.indices is None else group.indices[first.index]
+            raise RecordConversionError(index, first.cause)
+        return arrays
+
+    def _dict_columns(self, rows: list[dict]) -> list[tuple[list, Any]]:
+        keys_by_field: dict[int, list[Any]] = {}
+        keys: set[Any] = set()
+        for row in rows:
+            keys.update(row)
+        lookup = self._root.lookup
+        for key in keys:
+            index = lookup.get(key if isinstance(key, str) else str(key))
+            if index is not None:
+                keys_by_field.setdefault(index, []).append(key)
+        return [(self._dict_column(rows, keys_by_field.get(i, [])), None) for i in range(len(self._root.fields))]
+
+    @staticmethod
+    def _dict_column(rows: list[dict], keys: list[Any]) -> list:
+        if not keys:
+            return [None] * len(rows)
+        if len(keys) == 1:
+            key = keys[0]
+            return [row.get(key) for row in rows]
+        # Several keys match the column (case-insensitive): the last in the record wins.
+        wanted = set(keys)
+        column = []
+        for row in rows:
+            value = None
+            for key, item in row.items():
+                if key in wanted:
+                    value = item
+            column.append(value)
+        return column
+
+    def _struct_columns(self, schema: Schema, rows: list[Struct]) -> list[tuple[list, Any]]:
+        plan = {name: (connect_field, convert) for connect_field, name, convert in self._root.plan_for(schema)}
+        use_default = self._context.replace_null_with_default
+        columns: list[tuple[list, Any]] = []
+        for table_field in self._root.fields:
+            entry = plan.get(table_field.name)
+            if entry is None:
+                columns.append(([None] * len(rows), None))
+                continue
+            connect_field, convert = entry
+            if use_default:
+                values = [row.get(connect_field) for row in rows]
+            else:
+                values = [row.get_without_default(connect_field) for row in rows]
+            columns.append((values, convert))
+        return columns
+
+
+def _inverse(order: list[int], count: int) -> list[int]:
+    positions = [0] * count
+    for position, index in enumerate(order):
+        positions[index] = position
+    return positions
+
+
+def _first_null(array: pa.Array) -> int:
+    for index, valid in enumerate(array.is_valid().to_pylist()):
+        if not valid:
+            return index
+    return 0

@@ -1128,12 +1128,17 @@ def _translate_java_regex(pattern: str) -> str:
     # For each open group: how many extra ')' to emit when it closes (scoped inline flags).
     group_stack: list[int] = []
     top_level_closers = 0
+    # What the previous step emitted: "atom" (something a quantifier can follow) or "open"
+    # (pattern start, a group opening, '|'), after which Java reads '{' literally.
+    last_kind = "open"
 
     def error(message: str) -> JavaRegexError:
         return JavaRegexError(f"{message} near index {i}\n{pattern}")
 
     while i < n:
         c = pattern[i]
+        can_repeat = last_kind == "atom"
+        last_kind = "atom"
         if c == "\\":
             if i + 1 >= n:
                 raise error("Unexpected internal error")
@@ -1207,7 +1212,7 @@ def _translate_java_regex(pattern: str) -> str:
                 i = m.end()
                 continue
             elif d in "GX":
-                raise error(f"Unsupported escape sequence \\{d}")
+                raise error(f"Escape sequence \\{d} is not supported")
             elif d.isalpha() and d not in "tnrfaswdSWDbBAuxE":
                 raise error("Illegal/unsupported escape sequence")
             else:
@@ -1238,9 +1243,13 @@ def _translate_java_regex(pattern: str) -> str:
             continue
         if c == "(":
             if pattern.startswith("(?<", i) and i + 3 < n and pattern[i + 3] not in "=!":
-                out.append("(?P<")
+                m = re.compile(r"\(\?<([A-Za-z][A-Za-z0-9]*)>").match(pattern, i)
+                if not m:
+                    raise error("capturing group name does not start with a Latin letter")
+                out.append(f"(?P<{m.group(1)}>")
+                last_kind = "open"
                 group_stack.append(0)
-                i += 3
+                i = m.end()
                 continue
             if pattern.startswith("(?P", i):
                 raise error("Unknown inline modifier")
@@ -1264,8 +1273,10 @@ def _translate_java_regex(pattern: str) -> str:
                         group_stack[-1] += 1
                     else:
                         top_level_closers += 1
+                last_kind = "open"
                 i = m.end()
                 continue
+            last_kind = "open"
             group_stack.append(0)
             out.append(c)
             i += 1
@@ -1279,13 +1290,18 @@ def _translate_java_regex(pattern: str) -> str:
             continue
         if c == "{":
             m = _QUANTIFIER.match(pattern, i)
-            if not m or not out:
+            if not m:
                 raise error("Illegal repetition")
             if m.group(3) and int(m.group(3)) < int(m.group(1)):
                 raise error("Illegal repetition range")
+            if not can_repeat:
+                # Java repeats an empty node where nothing precedes the braces.
+                out.append("(?:)")
             out.append(m.group(0))
             i = m.end()
             continue
+        if c == "|":
+            last_kind = "open"
         out.append(c)
         i += 1
     if in_class:

@@ -198,13 +198,13 @@ def to_string(value: Any) -> str:
     raise DataException(f"Cannot convert to string: {_type_name(value)}")
 
 
-def to_uuid(value: Any) -> uuid.UUID:
-    """``convertUUID``: a UUID or its string form."""
+def to_uuid(value: Any) -> bytes:
+    """``convertUUID``: a UUID or its string form, as the 16 bytes Arrow stores."""
     if isinstance(value, uuid.UUID):
-        return value
+        return value.bytes
     if isinstance(value, str):
         try:
-            return uuid.UUID(value)
+            return uuid.UUID(value).bytes
         except ValueError:
             raise DataException(f"Invalid UUID string: {value}") from None
     raise DataException(f"Cannot convert to UUID: {_type_name(value)}")

@@ -125,6 +125,9 @@ class ValueConverter:
     def __init__(self, iceberg_type: IcebergType, arrow_type: pa.DataType):
         self.iceberg_type = iceberg_type
         self.arrow_type = arrow_type
+        # pyarrow cannot build extension types (uuid) from Python values inside
+        # nested types: build the storage type, then cast to the real type.
+        self.build_type = storage_type(arrow_type)
 
     def convert(self, value: Any) -> Any:
         raise NotImplementedError
@@ -143,9 +146,10 @@ class ValueConverter:
         except Exception:
             converted = _convert_locating(values, convert)
         try:
-            return pa.array(converted, type=self.arrow_type)
+            array = pa.array(converted, type=self.build_type)
         except (pa.ArrowException, ValueError, TypeError, OverflowError) as e:
-            raise ColumnError(_first_unbuildable(converted, self.arrow_type), DataException(str(e))) from e
+            raise ColumnError(_first_unbuildable(converted, self.build_type), DataException(str(e))) from e
+        return array if self.build_type == self.arrow_type else array.cast(self.arrow_type)
 
 
 def _convert_locating(values: list, convert: Callable[[Any], Any]) -> list:
@@ -165,6 +169,25 @@ def _first_unbuildable(values: list, arrow_type: pa.DataType) -> int:
         except Exception:
             return index
     return 0
+
+
+def storage_type(arrow_type: pa.DataType) -> pa.DataType:
+    """``arrow_type`` with every extension type replaced by its storage type."""
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        return arrow_type.storage_type
+    if pa.types.is_struct(arrow_type):
+        return pa.struct([_storage_field(arrow_type.field(i)) for i in range(arrow_type.num_fields)])
+    if pa.types.is_large_list(arrow_type):
+        return pa.large_list(_storage_field(arrow_type.value_field))
+    if pa.types.is_list(arrow_type):
+        return pa.list_(_storage_field(arrow_type.value_field))
+    if pa.types.is_map(arrow_type):
+        return pa.map_(_storage_field(arrow_type.key_field), _storage_field(arrow_type.item_field))
+    return arrow_type
+
+
+def _storage_field(arrow_field: pa.Field) -> pa.Field:
+    return arrow_field.with_type(storage_type(arrow_field.type))
 
 
 class PrimitiveConverter(ValueConverter):

@@ -1265,6 +1265,8 @@ def _translate_java_regex(pattern: str) -> str:
                 if end == ":":
                     out.append(f"(?{spec}:" if spec else "(?:")
                     group_stack.append(0)
+                elif spec and not out and not group_stack and not py_off:
+                    out.append(f"(?{spec})")  # flags for the whole pattern
                 elif spec:
                     # Java lets inline flags switch on mid-pattern until the enclosing group
                     # ends; Python wants them scoped: open a group closed with the enclosing one.

@@ -1,4 +1,5 @@
 pytest_plugins = [
     "tests.support.tansu",
     "tests.support.spark",
+    "tests.support.schema_registry",
 ]

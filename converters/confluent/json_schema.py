@@ -1,0 +1,187 @@
+"""``io.confluent.connect.json.JsonSchemaConverter``: JSON Schema with Confluent Schema Registry.
+
+The payload after the Confluent header is UTF-8 JSON text; its schema (and the
+schemas it references by name) comes from the registry and is mapped to Connect
+by :class:`~converters.confluent.json_schema_data.JsonSchemaData`, once per
+(schema id, topic): the same Connect schema object is returned for every value
+written with that id. The top-level Connect schema gets ``connect.version``
+or, like Confluent's converter, the schema's version in its subject.
+
+Format keys (besides the common ones of
+:class:`~converters.confluent.registry_client.RegistryConverter`):
+``use.optional.for.nonrequired`` (false), ``object.additional.properties``
+(true), ``decimal.format`` (``BASE64`` | ``NUMERIC``), ``flatten.singleton.unions``
+(true), ``generalized.sum.type.support`` (false), ``ignore.default.for.nullables``
+(false), ``json.fail.invalid.schema`` (false: when true, payloads are validated
+against their schema with the ``jsonschema`` package). Accepted and ignored:
+``ignore.modern.dialects``, ``json.oneof.for.nullables``, ``json.write.dates.iso8601``,
+``json.schema.spec.version``, ``latest.compatibility.strict``, ...
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from connector.api.errors import ConfigException, DataException
+from connector.api.record import SchemaAndValue
+from connector.api.schema import Schema
+from converters.confluent import wire_format
+from converters.confluent.json_schema_data import (
+    JsonSchemaData, JsonSchemaDocument, dumps_json, loads_json)
+from converters.confluent.registry_client import (
+    LRUCache, RegisteredSchema, RegistryConverter, config_bool)
+
+
+@dataclass
+class _Parsed:
+    registered: RegisteredSchema
+    raw: Any
+    references: dict
+    document: JsonSchemaDocument
+    record_name: str | None
+    validator: Any = None
+
+
+@dataclass
+class _Entry:
+    parsed: _Parsed
+    subject: str | None
+    version: int | None
+    connect_schema: Schema | None
+
+
+class JsonSchemaConverter(RegistryConverter):
+    """Kafka Connect converter for Confluent's JSON Schema wire format."""
+
+    SCHEMA_TYPE = "JSON"
+
+    def _configure_format(self, config: dict) -> None:
+        self.json_data = JsonSchemaData.from_config(config)
+        self.validate = config_bool(config, "json.fail.invalid.schema", False)
+        if self.validate:
+            try:
+                import jsonschema  # noqa: F401
+            except ImportError:
+                raise ConfigException("json.fail.invalid.schema", "true",
+                                      "validating payloads needs the 'jsonschema' package") from None
+        self._parsed = LRUCache(self.cache_size)
+        self._entries = LRUCache(self.cache_size)
+        self._writers = LRUCache(self.cache_size)
+
+    # -- reading --
+
+    def _parse_registered(self, registered: RegisteredSchema) -> _Parsed:
+        try:
+            raw = json.loads(registered.schema)
+            refs = {name: json.loads(dep.schema)
+                    for name, dep in self.client.resolve_references(registered).items()}
+        except ValueError as exc:
+            raise DataException(f"Schema {registered.id or registered.guid} from the registry is not "
+                                f"valid JSON: {exc}") from exc
+        document = JsonSchemaDocument(raw, refs)
+        title = raw.get("title") if isinstance(raw, dict) else None
+        validator = None
+        if self.validate:
+            import jsonschema
+            from referencing import Registry, Resource
+
+            registry = Registry().with_resources(
+                (name, Resource.from_contents(doc, default_specification=_spec()))
+                for name, doc in refs.items())
+            cls = jsonschema.validators.validator_for(raw, default=jsonschema.Draft7Validator)
+            validator = cls(raw, registry=registry)
+        return _Parsed(registered, raw, refs, document, title if isinstance(title, str) else None,
+                       validator)
+
+    def _entry(self, topic: str | None, schema_id: wire_format.SchemaId) -> _Entry:
+        key = (schema_id.key, topic)
+        entry = self._entries.get(key)
+        if entry is not None:
+            return entry
+        parsed = self._parsed.get(schema_id.key)
+        if parsed is None:
+            parsed = self._parse_registered(self._fetch(schema_id))
+            self._parsed.put(schema_id.key, parsed)
+        subject = self._subject(topic, parsed.record_name)
+        version = self._schema_version(subject, parsed.registered)
+        connect_schema = self.json_data.to_connect_schema(parsed.document, version)
+        entry = _Entry(parsed, subject, version, connect_schema)
+        self._entries.put(key, entry)
+        return entry
+
+    def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
+                        ) -> SchemaAndValue:
+        """Decode a Confluent-framed JSON value into ``SchemaAndValue``; null -> ``(None, None)``."""
+        if data is None:
+            return SchemaAndValue(None, None)
+        schema_id, payload = wire_format.parse(data, headers=headers, is_key=self.is_key)
+        entry = self._entry(topic, schema_id)
+        try:
+            value = loads_json(bytes(payload).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise DataException(f"JSON Schema payload ({len(payload)} bytes, schema {schema_id}) "
+                                f"is not UTF-8 JSON text: {exc}") from exc
+        if value is None:
+            self._remember(schema_id, entry.parsed.registered)
+            return SchemaAndValue(None, None)
+        if entry.parsed.validator is not None:
+            error = next(iter(entry.parsed.validator.iter_errors(_plain(value))), None)
+            if error is not None:
+                raise DataException(f"JSON payload does not match schema {schema_id}: "
+                                    f"{error.message}")
+        try:
+            converted = self.json_data.to_connect_value(entry.connect_schema, value)
+        except DataException as exc:
+            raise DataException(f"JSON value written with schema {schema_id} does not match it: "
+                                f"{exc}") from exc
+        self._remember(schema_id, entry.parsed.registered)
+        return SchemaAndValue(entry.connect_schema, converted)
+
+    def connect_schema_of(self, topic: str | None, schema_id: int) -> Schema | None:
+        """The (cached) Connect schema values written with registry schema ``schema_id`` get."""
+        return self._entry(topic, wire_format.SchemaId(id=schema_id)).connect_schema
+
+    # -- writing --
+
+    def from_connect_data(self, topic: str | None, schema: Schema | None, value: Any,
+                          headers: Any = None) -> bytes | None:
+        """Encode a Connect value as Confluent-framed JSON (None for a null schema and value)."""
+        if schema is None and value is None:
+            return None
+        key = (schema, topic)
+        cached = self._writers.get(key)
+        if cached is None:
+            json_schema = self.json_data.from_connect_schema(schema)
+            title = json_schema.get("title") if isinstance(json_schema, dict) else None
+            subject = self._subject(topic, title)
+            if subject is None:
+                raise DataException("Cannot register a JSON schema without a topic "
+                                    "(TopicNameStrategy)")
+            schema_id = self._register_or_lookup(subject, json.dumps(json_schema,
+                                                                     separators=(",", ":")))
+            cached = schema_id
+            self._writers.put(key, cached)
+        payload = dumps_json(self.json_data.to_json_value(schema, value))
+        self.last_schema_id = cached
+        return wire_format.frame(cached, payload)
+
+
+def _spec() -> Any:
+    from referencing.jsonschema import DRAFT7
+
+    return DRAFT7
+
+
+def _plain(value: Any) -> Any:
+    """Decimals as floats, for validators that do not know ``decimal.Decimal``."""
+    import decimal
+
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,192 @@
+"""``io.confluent.connect.protobuf.ProtobufConverter``: Protobuf with Confluent Schema Registry.
+
+Reading: the header gives the schema id and the message indexes; the schema is
+fetched with ``format=serialized`` (a base64 ``FileDescriptorProto``, as
+confluent-kafka's own deserializer asks for), its references are fetched the
+same way, and a ``DescriptorPool`` is built once per schema id
+(:func:`~converters.confluent.protobuf_data.build_pool`). The message type at
+the indexes decodes the payload with the ``protobuf`` runtime and
+:class:`~converters.confluent.protobuf_data.ProtobufData` maps it to Connect.
+The Connect schema is cached per (schema id, message indexes, topic) and gets
+the schema's version in its subject, like Confluent's converter.
+
+Writing: the Connect schema becomes a proto3 ``FileDescriptorProto`` as
+Confluent's ``ProtobufData.fromConnectSchema`` builds it, registered as a base64
+descriptor (schema type PROTOBUF, well-known imports without references).
+
+Format keys (besides the common ones of
+:class:`~converters.confluent.registry_client.RegistryConverter`):
+``enhanced.protobuf.schema.support`` (false), ``scrub.invalid.names`` (false),
+``int.for.enums`` (false), ``optional.for.nullables`` (false),
+``optional.for.proto2`` (true), ``wrapper.for.nullables`` (false),
+``wrapper.for.raw.primitives`` (true), ``generate.struct.for.nulls`` (false),
+``generate.index.for.unions`` (true), ``flatten.unions`` (false),
+``generalized.sum.type.support`` (false), ``ignore.default.for.nullables``
+(false). Accepted and ignored: ``reference.subject.name.strategy``,
+``skip.known.types``, ``latest.compatibility.strict``, ...
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from connector.api.errors import DataException
+from connector.api.record import SchemaAndValue
+from connector.api.schema import Schema
+from converters.confluent import wire_format
+from converters.confluent.protobuf_data import (
+    ProtobufData, build_pool, message_name_for_indexes)
+from converters.confluent.registry_client import (
+    LRUCache, RegisteredSchema, RegistryConverter, decode_serialized)
+
+
+@dataclass
+class _Parsed:
+    registered: RegisteredSchema
+    fdp: Any
+    pool: Any
+    classes: dict = field(default_factory=dict)   # message indexes -> (descriptor, class)
+
+
+@dataclass
+class _Entry:
+    parsed: _Parsed
+    descriptor: Any
+    message_class: Any
+    subject: str | None
+    version: int | None
+    connect_schema: Schema
+
+
+class ProtobufConverter(RegistryConverter):
+    """Kafka Connect converter for Confluent's Protobuf wire format."""
+
+    SCHEMA_TYPE = "PROTOBUF"
+
+    def _configure_format(self, config: dict) -> None:
+        self.protobuf_data = ProtobufData.from_config(config)
+        self._parsed = LRUCache(self.cache_size)
+        self._entries = LRUCache(self.cache_size)
+        self._writers = LRUCache(self.cache_size)
+
+    # -- reading --
+
+    def _parse_registered(self, registered: RegisteredSchema, label: Any) -> _Parsed:
+        from google.protobuf import descriptor_pb2
+
+        def parse(text: str, what: str) -> Any:
+            try:
+                return descriptor_pb2.FileDescriptorProto.FromString(decode_serialized(text))
+            except DataException:
+                raise
+            except Exception as exc:
+                raise DataException(f"{what} from the registry is not a serialized "
+                                    f"FileDescriptorProto: {exc}") from exc
+
+        main = parse(registered.schema, f"Schema {label}")
+        deps = {name: parse(dep.schema, f"Referenced schema '{name}'")
+                for name, dep in self.client.resolve_references(registered, fmt="serialized").items()}
+        pool, _ = build_pool(main, deps, f"icefloe/schema_{label}.proto")
+        return _Parsed(registered, main, pool)
+
+    def _message(self, parsed: _Parsed, indexes: tuple[int, ...]) -> tuple[Any, Any]:
+        found = parsed.classes.get(indexes)
+        if found is None:
+            from google.protobuf import message_factory
+
+            name = message_name_for_indexes(parsed.fdp, indexes)
+            try:
+                descriptor = parsed.pool.FindMessageTypeByName(name)
+            except KeyError as exc:
+                raise DataException(f"Message {name} not found in the schema") from exc
+            found = (descriptor, message_factory.GetMessageClass(descriptor))
+            parsed.classes[indexes] = found
+        return found
+
+    def _entry(self, topic: str | None, schema_id: wire_format.SchemaId) -> _Entry:
+        indexes = schema_id.message_indexes or (0,)
+        key = (schema_id.key, indexes, topic)
+        entry = self._entries.get(key)
+        if entry is not None:
+            return entry
+        parsed = self._parsed.get(schema_id.key)
+        if parsed is None:
+            parsed = self._parse_registered(self._fetch(schema_id, fmt="serialized"), schema_id)
+            self._parsed.put(schema_id.key, parsed)
+        descriptor, cls = self._message(parsed, indexes)
+        subject = self._subject(topic, descriptor.full_name)
+        version = self._schema_version(subject, parsed.registered)
+        connect_schema = self.protobuf_data.to_connect_schema(descriptor, version)
+        entry = _Entry(parsed, descriptor, cls, subject, version, connect_schema)
+        self._entries.put(key, entry)
+        return entry
+
+    def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
+                        ) -> SchemaAndValue:
+        """Decode a Confluent-framed Protobuf value into ``SchemaAndValue``; null -> ``(None, None)``."""
+        if data is None:
+            return SchemaAndValue(None, None)
+        schema_id, payload = wire_format.parse(data, protobuf=True, headers=headers,
+                                               is_key=self.is_key)
+        entry = self._entry(topic, schema_id)
+        try:
+            message = entry.message_class.FromString(bytes(payload))
+        except Exception as exc:
+            raise DataException(
+                f"Protobuf payload ({len(payload)} bytes) does not match message "
+                f"{entry.descriptor.full_name} of schema {schema_id}: {type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            value = self.protobuf_data.to_connect_value(entry.connect_schema, message)
+        except DataException as exc:
+            raise DataException(f"Protobuf message {entry.descriptor.full_name} (schema "
+                                f"{schema_id}) cannot be converted to Connect data: {exc}") from exc
+        self._remember(schema_id, entry.parsed.registered)
+        return SchemaAndValue(entry.connect_schema, value)
+
+    def connect_schema_of(self, topic: str | None, schema_id: int,
+                          message_indexes: tuple[int, ...] = (0,)) -> Schema | None:
+        """The (cached) Connect schema values written with registry schema ``schema_id`` get."""
+        return self._entry(topic, wire_format.SchemaId(id=schema_id,
+                                                       message_indexes=message_indexes)
+                           ).connect_schema
+
+    # -- writing --
+
+    def from_connect_data(self, topic: str | None, schema: Schema | None, value: Any,
+                          headers: Any = None) -> bytes | None:
+        """Encode a Connect value as Confluent-framed Protobuf (None for a null value)."""
+        if value is None:
+            return None
+        if schema is None:
+            raise DataException("The ProtobufConverter needs a schema to write a value")
+        key = (schema, topic)
+        cached = self._writers.get(key)
+        if cached is None:
+            from google.protobuf import message_factory
+
+            fdp, indexes = self.protobuf_data.from_connect_schema(schema)
+            pool, _ = build_pool(fdp, {}, fdp.name)
+            name = message_name_for_indexes(fdp, indexes)
+            cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+            subject = self._subject(topic, name)
+            if subject is None:
+                raise DataException("Cannot register a Protobuf schema without a topic "
+                                    "(TopicNameStrategy)")
+            text = base64.b64encode(fdp.SerializeToString()).decode("ascii")
+            schema_id = self._register_or_lookup(subject, text)
+            cached = (schema_id, tuple(indexes), cls)
+            self._writers.put(key, cached)
+        schema_id, indexes, cls = cached
+        try:
+            message = self.protobuf_data.from_connect_value(schema, value, cls)
+            payload = message.SerializeToString()
+        except DataException:
+            raise
+        except Exception as exc:
+            raise DataException(f"Failed to serialize Protobuf data for topic {topic}: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        self.last_schema_id = schema_id
+        return wire_format.frame(schema_id, payload, indexes, protobuf=True)

@@ -536,6 +536,14 @@ class LRUCache:
     def __len__(self) -> int:
         return len(self._data)
 
+    # Picklable (a configured chain may be shipped to Spark executors): the entries and the
+    # lock are not carried over.
+    def __getstate__(self) -> dict:
+        return {"max_size": self._max_size}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["max_size"])
+
 
 def class_name(value: Any) -> str:
     """The class of a value for error messages (``nullSafeClassName``); Python's names."""

@@ -471,3 +471,15 @@ def test_load_and_user_plugins():
     assert smt.load_predicate("HasHeaderKey", {"name": "h"}).test(record()) is False
     with pytest.raises(ConfigException, match="does not implement the Transformation interface"):
         smt.load(f"{HERE}:NotAPlugin")
+
+
+def test_configured_chain_survives_pickling():
+    # A chain may be shipped to Spark executors; schema caches start empty there.
+    import pickle
+
+    config = {"transforms": "cast,route", "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value",
+              "transforms.cast.spec": "x:int8", "transforms.route.type": "RegexRouter",
+              "transforms.route.regex": "(.*)", "transforms.route.replacement": "p-$1"}
+    chain = pickle.loads(pickle.dumps(TransformationChain.from_config(config)))
+    out = chain.apply(record(value={"x": 300}))
+    assert (out.topic, out.value) == ("p-topic", {"x": 44})

@@ -8,6 +8,15 @@ from typing import Any
 
 _counter = itertools.count()
 
+try:  # authlib (imported by confluent_kafka.schema_registry) warns about httpx at import time
+    import authlib.deprecate  # noqa: F401  (installs its own "always" filter first)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import confluent_kafka.schema_registry  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
 
 def unique(prefix: str = "topic") -> str:
     """A topic/subject name no other test uses (the test registry is session-wide)."""

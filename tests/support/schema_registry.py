@@ -202,6 +202,7 @@ class _Types:
     def parse_avro(self, obj: Any, deps: list[StoredSchema]) -> Any:
         import fastavro
 
+        _validate_avro(obj)
         named: dict = {}
         try:
             for dep in deps:
@@ -284,6 +285,35 @@ class _Types:
                 messages += [f"{m} (version with id {old.id} cannot read the new schema)"
                              for m in self.backward(old, new)]
         return messages
+
+
+def _validate_avro(obj: Any) -> None:
+    """Structural checks fastavro's parser lets through (a record without fields, ...)."""
+    if isinstance(obj, list):
+        for branch in obj:
+            _validate_avro(branch)
+        return
+    if not isinstance(obj, dict):
+        return
+    t = obj.get("type")
+    required = {"record": ("name", "fields"), "error": ("name", "fields"), "enum": ("name", "symbols"),
+                "fixed": ("name", "size"), "array": ("items",), "map": ("values",)}
+    for key in required.get(t, ()) if isinstance(t, str) else ():
+        if key not in obj:
+            raise _invalid_schema(f"{_compact(obj)[:200]}: a {t} needs '{key}'")
+    if t in ("record", "error"):
+        if not isinstance(obj["fields"], list):
+            raise _invalid_schema(f"{_compact(obj)[:200]}: fields must be a list")
+        for f in obj["fields"]:
+            if not isinstance(f, dict) or "name" not in f or "type" not in f:
+                raise _invalid_schema(f"{_compact(obj)[:200]}: a field needs a name and a type")
+            _validate_avro(f["type"])
+    elif t == "array":
+        _validate_avro(obj["items"])
+    elif t == "map":
+        _validate_avro(obj["values"])
+    elif isinstance(t, (dict, list)):
+        _validate_avro(t)
 
 
 # ==================================================================================================
@@ -1148,7 +1178,7 @@ class SchemaRegistryServer:
 
     def start(self) -> "SchemaRegistryServer":
         if self._thread is None:
-            self._thread = threading.Thread(target=self._httpd.serve_forever,
+            self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
                                             name="test-schema-registry", daemon=True)
             self._thread.start()
         return self

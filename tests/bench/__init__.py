@@ -1,0 +1,1 @@
+"""Benchmarks: icefloe against a raw confluent-kafka baseline (``make bench``)."""

@@ -1,0 +1,234 @@
+"""read_range against Tansu: every offset exactly once, fields preserved, gaps, errors."""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+import pytest
+from confluent_kafka import KafkaError, Message, Producer
+
+from connector.kafka.offsets import OffsetRange, end_offsets
+from connector.kafka.range_reader import (
+    CREATE_TIME,
+    LOG_APPEND_TIME,
+    NO_TIMESTAMP_TYPE,
+    RAW_SCHEMA,
+    OffsetOutOfRangeError,
+    RangeReadError,
+    _RangeCursor,
+    messages_to_batch,
+    read_range,
+)
+from tests.support.tansu import create_topic, produce
+
+
+@pytest.fixture
+def conf(kafka_broker):
+    return {"bootstrap.servers": kafka_broker.bootstrap}
+
+
+def read_all(conf, rng, **kwargs) -> pa.Table:
+    batches = list(read_range(conf, rng, **kwargs))
+    for batch in batches:
+        assert batch.schema.equals(RAW_SCHEMA, check_metadata=True)
+    return pa.Table.from_batches(batches, schema=RAW_SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def rich_topic(kafka_broker):
+    """One partition of 1,000 records with keys, headers, timestamps and tombstones."""
+    topic = "range-reader-rich"
+    create_topic(kafka_broker.bootstrap, topic)
+    count = 1000
+    values = [None if i % 7 == 3 else b"value-%d" % i for i in range(count)]
+    keys = [None if i % 5 == 0 else b"key-%d" % i for i in range(count)]
+    headers = [None if i % 3 else [("h1", b"a%d" % i), ("h2", None), ("h1", b"dup")] for i in range(count)]
+    timestamps = [1_700_000_000_000 + i for i in range(count)]
+    produce(kafka_broker.bootstrap, topic, values, keys=keys, headers=headers, timestamps=timestamps, partition=0, batch_messages=64)
+    return topic, values, keys, headers, timestamps
+
+
+def test_whole_partition_every_offset_once_fields_preserved(conf, rich_topic):
+    topic, values, keys, headers, timestamps = rich_topic
+    table = read_all(conf, OffsetRange(topic, 0, 0, len(values)), batch_size=300)
+    assert table.column("offset").to_pylist() == list(range(len(values)))
+    assert set(table.column("topic").to_pylist()) == {topic}
+    assert set(table.column("partition").to_pylist()) == {0}
+    assert table.column("value").to_pylist() == values
+    assert table.column("key").to_pylist() == keys
+    assert table.column("timestamp").to_pylist() == timestamps
+    assert set(table.column("timestamp_type").to_pylist()) == {CREATE_TIME}
+    expected_headers = [[{"key": k, "value": v} for k, v in h or []] for h in headers]
+    assert table.column("headers").to_pylist() == expected_headers
+
+
+def test_batches_respect_batch_size(conf, rich_topic):
+    topic, values, *_ = rich_topic
+    sizes = [batch.num_rows for batch in read_range(conf, OffsetRange(topic, 0, 0, len(values)), batch_size=128)]
+    assert sum(sizes) == len(values)
+    assert max(sizes) <= 128 and len(sizes) >= len(values) // 128
+
+
+@pytest.mark.parametrize("cuts", [[0, 1000], [0, 1, 2, 1000], [0, 333, 334, 999, 1000], [10, 500, 501]])
+def test_sub_ranges_read_exactly_their_offsets(conf, rich_topic, cuts):
+    topic, values, *_ = rich_topic
+    for first, last in zip(cuts, cuts[1:]):
+        table = read_all(conf, OffsetRange(topic, 0, first, last), batch_size=97)
+        assert table.column("offset").to_pylist() == list(range(first, last))
+        assert table.column("value").to_pylist() == values[first:last]
+
+
+def test_empty_range_yields_nothing(conf, rich_topic):
+    topic, *_ = rich_topic
+    assert list(read_range(conf, OffsetRange(topic, 0, 5, 5))) == []
+
+
+def test_several_partitions_and_produce_batches(conf, kafka_broker, topic_name):
+    topic = topic_name()
+    create_topic(kafka_broker.bootstrap, topic, partitions=3)
+    for round_ in range(3):
+        for partition in range(3):
+            produce(kafka_broker.bootstrap, topic, [b"%d-%d" % (partition, round_)] * (10 + partition), partition=partition)
+    ends = end_offsets(conf, [(topic, p) for p in range(3)])
+    for partition in range(3):
+        table = read_all(conf, OffsetRange(topic, partition, 0, ends[(topic, partition)]))
+        assert table.num_rows == 3 * (10 + partition)
+        assert table.column("offset").to_pylist() == list(range(table.num_rows))
+
+
+@pytest.fixture(scope="module")
+def transactional_topic(kafka_broker):
+    """3 committed transactions of 5 records: offsets 5, 11 and 17 are commit markers."""
+    topic = "range-reader-transactions"
+    create_topic(kafka_broker.bootstrap, topic)
+    producer = Producer({"bootstrap.servers": kafka_broker.bootstrap, "transactional.id": topic})
+    producer.init_transactions(30)
+    for txn in range(3):
+        producer.begin_transaction()
+        for i in range(5):
+            producer.produce(topic, b"t%d-%d" % (txn, i), partition=0)
+        producer.commit_transaction(30)
+    return topic
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_transaction_markers_at_the_end_do_not_stall(conf, transactional_topic, isolation):
+    conf = {**conf, "isolation.level": isolation}
+    end = end_offsets(conf, [(transactional_topic, 0)])[(transactional_topic, 0)]
+    assert end == 18
+    started = time.monotonic()
+    table = read_all(conf, OffsetRange(transactional_topic, 0, 0, end), stall_timeout=30)
+    assert time.monotonic() - started < 5
+    assert table.column("offset").to_pylist() == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16]
+
+
+@pytest.mark.parametrize(
+    "start, end, offsets",
+    [(5, 6, []), (5, 11, [6, 7, 8, 9, 10]), (4, 7, [4, 6]), (17, 18, []), (16, 18, [16]), (11, 12, [])],
+)
+def test_ranges_starting_or_ending_on_markers(conf, transactional_topic, start, end, offsets):
+    started = time.monotonic()
+    table = read_all(conf, OffsetRange(transactional_topic, 0, start, end), stall_timeout=30)
+    assert time.monotonic() - started < 5
+    assert table.column("offset").to_pylist() == offsets
+
+
+def test_range_beyond_the_partition_end_fails_fast(conf, rich_topic):
+    topic, values, *_ = rich_topic
+    started = time.monotonic()
+    with pytest.raises(RangeReadError, match=rf"{topic}\[0\]: the partition ends at offset 1000"):
+        list(read_range(conf, OffsetRange(topic, 0, 990, 1010), stall_timeout=30))
+    with pytest.raises(RangeReadError, match=rf"{topic}\[0\]"):
+        list(read_range(conf, OffsetRange(topic, 0, 2000, 2010), stall_timeout=30))
+    assert time.monotonic() - started < 10
+
+
+def test_unknown_topic_is_an_error_naming_it(conf):
+    with pytest.raises(RangeReadError, match=r"no-such-topic-r\[0\]"):
+        list(read_range(conf, OffsetRange("no-such-topic-r", 0, 0, 10), stall_timeout=5))
+
+
+# --------------------------------------------------------------------------
+# Cursor logic with a scripted consumer: broker behaviour Tansu cannot show
+# --------------------------------------------------------------------------
+class ScriptedConsumer:
+    """Returns the scripted consume() results in turn, then nothing."""
+
+    def __init__(self, script, watermarks=(-1, -1)):
+        self.script = list(script)
+        self.watermarks = watermarks
+
+    def consume(self, num_messages, timeout):
+        if self.script:
+            return self.script.pop(0)[:num_messages]
+        time.sleep(min(timeout, 0.01))
+        return []
+
+    def get_watermark_offsets(self, tp, cached=False):
+        return self.watermarks
+
+
+def record(offset):
+    return Message(topic="t", partition=0, offset=offset, value=b"v", timestamp=(CREATE_TIME, 1))
+
+
+def event(code, offset=0, retriable=False):
+    return Message(topic="t", partition=0, offset=offset, error=KafkaError(code, "scripted", retriable=retriable))
+
+
+def test_retention_gap_is_an_offset_out_of_range_error():
+    consumer = ScriptedConsumer([[event(KafkaError._AUTO_OFFSET_RESET)]], watermarks=(500, 900))
+    cursor = _RangeCursor(consumer, OffsetRange("t", 0, 100, 200), 0.01, 5)
+    with pytest.raises(OffsetOutOfRangeError, match=r"t\[0\] at offset 100.*log start offset 500.*retention"):
+        cursor.next_chunk(50)
+
+
+def test_broker_errors_name_topic_partition_offset_and_retriable_ones_are_skipped():
+    script = [[record(10), event(KafkaError._TRANSPORT, retriable=True), record(11)], [event(KafkaError.TOPIC_AUTHORIZATION_FAILED)]]
+    cursor = _RangeCursor(ScriptedConsumer(script), OffsetRange("t", 0, 10, 20), 0.01, 5)
+    with pytest.raises(RangeReadError, match=r"t\[0\] at offset 12: scripted"):
+        cursor.next_chunk(50)
+
+
+def test_eof_past_the_end_completes_the_range():
+    script = [[record(10), record(12), event(KafkaError._PARTITION_EOF, offset=15)]]
+    cursor = _RangeCursor(ScriptedConsumer(script), OffsetRange("t", 0, 10, 15), 0.01, 5)
+    assert [m.offset() for m in cursor.next_chunk(50)] == [10, 12]
+    assert cursor.done
+
+
+def test_records_beyond_the_end_are_not_returned():
+    script = [[record(10), record(13), record(15), record(16)]]
+    cursor = _RangeCursor(ScriptedConsumer(script), OffsetRange("t", 0, 10, 15), 0.01, 5)
+    assert [m.offset() for m in cursor.next_chunk(50)] == [10, 13]
+    assert cursor.done
+
+
+def test_stall_times_out_with_a_clear_error():
+    cursor = _RangeCursor(ScriptedConsumer([], watermarks=(0, 50)), OffsetRange("t", 0, 10, 20), 0.01, 0.2)
+    with pytest.raises(RangeReadError, match=r"t\[0\] at offset 10: no records for"):
+        cursor.next_chunk(50)
+
+
+def test_missing_timestamps_are_null_and_types_kept():
+    messages = [
+        Message(topic="t", partition=2, offset=0, value=b"a", timestamp=(NO_TIMESTAMP_TYPE, -1)),
+        Message(topic="t", partition=2, offset=1, value=b"b", timestamp=(LOG_APPEND_TIME, 42)),
+        Message(topic="t", partition=2, offset=2, value=None, timestamp=(CREATE_TIME, 7)),
+    ]
+    batch = messages_to_batch("t", 2, messages)
+    assert batch.schema.equals(RAW_SCHEMA)
+    assert batch.column("timestamp").to_pylist() == [None, 42, 7]
+    assert batch.column("timestamp_type").to_pylist() == [0, 2, 1]
+    assert batch.column("value").to_pylist() == [b"a", b"b", None]
+    assert batch.column("headers").to_pylist() == [[], [], []]
+    assert batch.column("partition").to_pylist() == [2, 2, 2]
+
+
+def test_raw_schema_matches_spark_arrow_conventions():
+    headers = RAW_SCHEMA.field("headers")
+    assert not headers.nullable
+    assert headers.type.value_field.name == "element" and not headers.type.value_field.nullable
+    assert [f.nullable for f in headers.type.value_type] == [False, True]
+    assert [f.name for f in RAW_SCHEMA] == ["topic", "partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers"]

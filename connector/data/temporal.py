@@ -174,7 +174,8 @@ def parse_timestamp_array(strings: pa.Array, adjust_to_utc: bool) -> pa.Array | 
     text = pc.replace_substring_regex(text, pattern=r"(\.\d{6})\d+", replacement=r"\1")
     has_offset = pc.match_substring_regex(text, _OFFSET + "$")
     if adjust_to_utc:
-        text = pc.if_else(has_offset, text, pc.binary_join_element_wise(text, "Z", ""))
+        utc_suffix = pa.scalar("Z", type=text.type)
+        text = pc.if_else(has_offset, text, pc.binary_join_element_wise(text, utc_suffix, pa.scalar("", type=text.type)))
         target = pa.timestamp("us", tz="UTC")
     else:
         text = pc.replace_substring_regex(text, pattern=_OFFSET + "$", replacement="")

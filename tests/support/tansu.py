@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Optional, Union
 
@@ -48,19 +48,28 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:
-    """In the child: ask Linux to kill the broker if the test process dies.
+def _parent_death_signal() -> Optional[Callable[[], None]]:
+    """A ``preexec_fn`` asking Linux to kill the broker if the test process dies.
 
     This covers the one case finalizers cannot: the Python process being
     killed with SIGKILL (a CI timeout, a hung session killed by hand).
+    libc is loaded here, in the parent: the child, forked from a process
+    with threads, should only make the system call.
     """
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
 
-        pr_set_pdeathsig = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except OSError:  # not glibc/Linux: finalizers and atexit still apply
-        pass
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except OSError:  # not glibc: finalizers and atexit still apply
+        return None
+    pr_set_pdeathsig = 1
+
+    def set_death_signal() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+    return set_death_signal
 
 
 def _broker_binary() -> str:
@@ -143,7 +152,7 @@ class TansuBroker:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                preexec_fn=_parent_death_signal(),
             )
         self.port = port
 

@@ -230,7 +230,7 @@ def _int_to_double(value: int) -> float:
     try:
         return float(value)
     except OverflowError:  # BigInteger.doubleValue saturates to infinity
-        return math.copysign(math.inf, value)
+        return math.inf if value > 0 else -math.inf
 
 
 def _is_number(value: Any) -> bool:

@@ -1061,6 +1061,15 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "icefloe-test-schema-registry/1.0"
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        super().setup()
+        try:  # answer in one segment: avoids Nagle/delayed-ACK stalls on keep-alive connections
+            import socket
+
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except (OSError, AttributeError):
+            pass
+
     def log_message(self, format: str, *args: Any) -> None:  # silence
         pass
 
@@ -1207,6 +1216,10 @@ class SchemaRegistryServer:
         """Answer the next ``count`` requests (under ``path_prefix``) with HTTP ``status``."""
         with self._fault_lock:
             self._faults.append(_Fault(count, status, path_prefix))
+
+    def clear_failures(self) -> None:
+        with self._fault_lock:
+            self._faults.clear()
 
     def _take_fault(self, path: str) -> int | None:
         with self._fault_lock:

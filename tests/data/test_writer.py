@@ -72,6 +72,19 @@ def test_round_trip(catalog: Catalog, partition_by: list[str]) -> None:
     assert read.num_rows == len(ROWS)
 
 
+def test_null_and_many_partition_values(catalog: Catalog) -> None:
+    table = _table(catalog, "nulls", ["name", "days(ts)"])
+    rows = [{"id": i, "name": None if i % 5 == 0 else f"n{i % 150}", "ts": None if i % 7 == 0 else ROWS[i]["ts"]}
+            for i in range(len(ROWS))]
+    data = RecordConverter(table.schema(), evolve=False).convert(rows).table
+    files = write_data_files(table, data, task_id="0")
+    assert sum(f.record_count for f in files) == len(rows)
+    assert any(f.partition[0] is None for f in files) and any(f.partition[1] is None for f in files)
+    _commit(table, files)
+    read = catalog.load_table("db.nulls").scan().to_arrow()
+    assert _sorted(read).equals(_sorted(data).cast(read.schema))
+
+
 def test_file_names_unique_across_calls(catalog: Catalog) -> None:
     table = _table(catalog, "u", ["bucket(id, 4)"])
     data = _data(table)

@@ -24,13 +24,14 @@ from connector.api.record import Header, SchemaAndValue
 from connector.api.schema import Schema
 
 __all__ = [
-    "Converter", "HeaderConverter", "ConverterType", "CONVERTER_TYPE_CONFIG",
+    "Converter", "HeaderConverter", "Headers", "ConverterType", "CONVERTER_TYPE_CONFIG",
     "config_bool", "config_int", "config_str", "config_choice", "converter_type",
     "with_converter_type",
 ]
 
 CONVERTER_TYPE_CONFIG = "converter.type"
 
+#: The record headers a converter may consult (Connect passes them; most converters ignore them).
 Headers = Iterable[Header] | None
 
 

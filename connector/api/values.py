@@ -30,7 +30,6 @@ float32 rounding, and narrowing casts.
 from __future__ import annotations
 
 import base64
-import binascii
 import datetime as _dt
 import decimal as _decimal
 import math
@@ -640,12 +639,13 @@ def _convert_to_time(to_schema: Schema, from_schema: Schema | None, value: Any) 
 def _convert_to_timestamp(to_schema: Schema, from_schema: Schema | None, value: Any) -> _dt.datetime:
     value = _parsed_if_text(value)
     if _is_temporal(value):
-        name = from_schema.name if from_schema is not None else None
-        if from_schema is None or name in _TEMPORAL_NAMES:
-            encoded = encode_temporal(name, value) if name is not None else None
-            if name == DATE_LOGICAL_NAME:
-                return _timestamp_from_millis(encoded * MILLIS_PER_DAY)  # type: ignore[operator]
+        if from_schema is None:
             return _timestamp_from_millis(_epoch_millis(value))
+        # Raises, as Date/Time.fromLogical do, for a Date that is not a midnight or a Time past a day.
+        encoded = encode_temporal(from_schema.name, value)
+        if encoded is not None:
+            days = from_schema.name == DATE_LOGICAL_NAME
+            return _timestamp_from_millis(encoded * MILLIS_PER_DAY if days else encoded)
     return _timestamp_from_millis(_as_long(value, from_schema))
 
 

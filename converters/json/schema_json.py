@@ -15,6 +15,7 @@ their JSON value (two spellings of one schema are two entries).
 from __future__ import annotations
 
 import decimal
+import json
 from typing import Any, NamedTuple
 
 from connector.api.errors import DataException
@@ -38,6 +39,18 @@ _TYPES_BY_NAME = {name: schema_type for schema_type, name in TYPE_NAMES.items()}
 class _JsonSchema(NamedTuple):
     node: dict[str, Any]
     text: str  # the node serialized once, reused by every envelope
+
+
+def _cache_key(node: Any) -> Any:
+    """A hashable key equal for equal JSON values (``JsonNode.equals``: member order aside).
+
+    Canonical JSON text is the fast key; a tree holding decimals (only a
+    default value can) falls back to a structural key.
+    """
+    try:
+        return json.dumps(node, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    except TypeError:
+        return _freeze(node)
 
 
 def _freeze(node: Any) -> Any:
@@ -119,7 +132,7 @@ class SchemaTranslator:
         """The Connect schema described by a JSON schema object (None for JSON null)."""
         if node is None:
             return None
-        key = _freeze(node)
+        key = _cache_key(node)
         cached = self._schema_by_json.get(key)
         if cached is not None:
             return cached

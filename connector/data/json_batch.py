@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema as IcebergSchema
+from pyiceberg.table import Table
 from pyiceberg.table.name_mapping import NameMapping
 from pyiceberg.types import (
     BinaryType,
@@ -66,7 +67,12 @@ from pyiceberg.types import (
 
 from connector.api.errors import DataException
 from connector.data import coercion, temporal
-from connector.data.record_converter import ConversionResult, RecordConversionError, RecordConverter
+from connector.data.record_converter import (
+    NAME_MAPPING_PROPERTY,
+    ConversionResult,
+    RecordConversionError,
+    RecordConverter,
+)
 from connector.data.schema_update import SchemaUpdates
 from connector.data.value_converters import storage_type
 
@@ -338,6 +344,12 @@ class JsonBatchConverter:
         self.fast_batches = 0
         self.slow_batches = 0
         self.fast_failures = 0
+
+    @classmethod
+    def for_table(cls, table: Table, *, evolve: bool, **options: Any) -> "JsonBatchConverter":
+        """A converter for ``table``'s current schema and name mapping."""
+        mapping = table.properties.get(NAME_MAPPING_PROPERTY)
+        return cls(table.schema(), evolve=evolve, name_mapping=mapping, **options)
 
     def convert(self, values: Sequence[bytes]) -> ConversionResult:
         """Convert a batch; RecordConversionError names the index of the failing value."""

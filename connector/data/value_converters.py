@@ -45,7 +45,7 @@ from pyiceberg.types import (
 from connector.api.errors import DataException
 from connector.api.schema import Field, Schema, Type
 from connector.api.struct import Struct
-from connector.data.coercion import Coercer, primitive_coercer, to_string
+from connector.data.coercion import primitive_coercer, to_string
 from connector.data.java_text import java_float_text
 from connector.data.schema_update import SchemaUpdates
 from connector.data.temporal import MICROS_PER_DAY

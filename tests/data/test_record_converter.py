@@ -9,7 +9,6 @@ import uuid
 from decimal import Decimal as D
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema as IcebergSchema

@@ -211,6 +211,8 @@ def build_pool(main: Any, dependencies: Mapping[str, Any], main_name: str = "sch
             copy.name = name
             pool.Add(copy)
             added.add(name)
+        if main.name in added and main.name in {f.name for f in well_known_files()}:
+            return pool, main.name  # the schema is a well-known file (a top-level wrapper type)
         root = descriptor_pb2.FileDescriptorProto()
         root.CopyFrom(main)
         name = main_name

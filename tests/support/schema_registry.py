@@ -240,6 +240,11 @@ class _Types:
         try:
             for ref, dep in zip(refs, deps):
                 add_with_deps(ref["name"], dep)
+            if fdp.name in added:
+                well_known = next(w for w in _well_known_files() if w.name == fdp.name)
+                if well_known.SerializeToString(deterministic=True) == \
+                        fdp.SerializeToString(deterministic=True):
+                    return fdp  # a well-known file registered as such (top-level wrappers)
             probe = descriptor_pb2.FileDescriptorProto()
             probe.CopyFrom(fdp)
             probe.name = probe.name or "__registry_probe__.proto"

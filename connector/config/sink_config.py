@@ -44,7 +44,9 @@ class SinkConfig:
 
     @staticmethod
     def parse(props: Mapping[str, Any], worker: Mapping[str, str] | None = None) -> "SinkConfig":
-        props = _stringify(props)
+        from connector.data.catalog import with_absolute_local_paths
+
+        props = with_absolute_local_paths(_stringify(props))
         worker = dict(worker or {})
         connect = parse_connect_config(props, worker)
         iceberg = parse_iceberg_config(props)

@@ -20,6 +20,8 @@ translates what differs:
 
 from __future__ import annotations
 
+import os
+
 import importlib.util
 from urllib.parse import quote, urlsplit
 
@@ -95,7 +97,37 @@ def pyiceberg_properties(props: dict[str, str]) -> tuple[dict[str, str], bool]:
         result["uri"] = sqlalchemy_url(result.get("uri"), result.get("jdbc.user"), result.get("jdbc.password"))
     result["type"] = catalog_type
     _translate_io(result)
+    _resolve_local_paths(result)
     return result, defaulted
+
+
+def with_absolute_local_paths(config: dict[str, str]) -> dict[str, str]:
+    """``config`` with a relative SQLite catalog file and local warehouse made absolute.
+
+    Resolved once on the driver, so executors (whose working directory may
+    differ) open the same catalog.
+    """
+    props = {k[len(CATALOG_PREFIX):]: v for k, v in config.items() if k.startswith(CATALOG_PREFIX)}
+    _resolve_local_paths(props)
+    return {**config, **{CATALOG_PREFIX + k: v for k, v in props.items()}}
+
+
+def _resolve_local_paths(props: dict[str, str]) -> None:
+    """Make a relative SQLite file and a relative local warehouse absolute, creating their folders.
+
+    Lets a config such as the quickstart's (``sqlite:///icefloe-work/catalog.db``,
+    ``warehouse=icefloe-work/warehouse``) work from whatever directory it is run in.
+    """
+    uri = props.get("uri", "")
+    if uri.startswith("sqlite:///") and uri != "sqlite:///:memory:":
+        path = os.path.abspath(uri[len("sqlite:///"):])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        props["uri"] = f"sqlite:///{path}"
+    warehouse = props.get("warehouse")
+    if warehouse and "://" not in warehouse:
+        path = os.path.abspath(warehouse)
+        os.makedirs(path, exist_ok=True)
+        props["warehouse"] = f"file://{path}"
 
 
 def _catalog_type(props: dict[str, str]) -> tuple[str, bool]:

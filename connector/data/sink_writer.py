@@ -22,6 +22,7 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConfigException, DataException
 from connector.api.record import SinkRecord
+from connector.api.struct import Struct
 from connector.channel.offsets import committed_offsets
 from connector.config.sink_config import SinkConfig
 from connector.data.json_batch import JsonBatchConverter
@@ -122,7 +123,7 @@ class SinkWriter:
         needs = SchemaNeeds()
         converted: dict[str, pa.Table] = {}
         for table_name in self.router.static_tables:
-            state = self._state_for_json(table_name, values, needs)
+            state = self._state_for_json(table_name, batch, needs)
             if state is None:
                 continue
             keep = pa.compute.and_(
@@ -149,26 +150,30 @@ class SinkWriter:
                 self._buffer(self.tables[table_name], data)
         return needs
 
-    def _state_for_json(self, table_name: str, values: pa.Array, needs: SchemaNeeds) -> _TableState | None:
-        if table_name in self.tables and self.tables[table_name] is not None:
+    def _state_for_json(self, table_name: str, batch: pa.RecordBatch, needs: SchemaNeeds) -> _TableState | None:
+        if self.tables.get(table_name) is not None:
             return self.tables[table_name]
-        sample = next((v for v in values.to_pylist() if v is not None), None)
-        record_like = None
-        if sample is not None:
-            try:
-                record_like = json.loads(sample)
-            except ValueError:
-                record_like = None
-        return self._open(table_name, record_like, None, needs)
+        values = batch.column("value")
+        index = next((i for i, v in enumerate(values.to_pylist()) if v is not None), None)
+        if index is None:
+            return None
+        where = (f"topic: {batch.column('topic')[index].as_py()}, partition: "
+                 f"{batch.column('partition')[index].as_py()}, offset: {batch.column('offset')[index].as_py()}")
+        try:
+            sample = json.loads(values[index].as_py())
+        except ValueError as exc:
+            raise DataException(f"An error occurred converting record, {where}: invalid JSON: {exc}") from exc
+        return self._open(table_name, sample, None, needs, where)
 
     # --- tables ----------------------------------------------------------------------
 
     def _state(self, table_name: str, sample: SinkRecord, needs: SchemaNeeds) -> _TableState | None:
         if table_name in self.tables and self.tables[table_name] is not None:
             return self.tables[table_name]
-        return self._open(table_name, sample.value, sample.value_schema, needs)
+        return self._open(table_name, sample.value, sample.value_schema, needs, sample.describe())
 
-    def _open(self, table_name: str, sample_value, sample_schema, needs: SchemaNeeds) -> _TableState | None:
+    def _open(self, table_name: str, sample_value, sample_schema, needs: SchemaNeeds,
+              where: str) -> _TableState | None:
         try:
             table = self.catalog.load_table(table_name)
         except NoSuchTableError:
@@ -177,22 +182,25 @@ class SinkWriter:
                     f"Table {table_name} does not exist; create it or set "
                     f"iceberg.tables.auto-create-enabled=true"
                 ) from None
-            needs.create[table_name] = self._schema_for_new_table(table_name, sample_value, sample_schema)
+            needs.create[table_name] = self._schema_for_new_table(table_name, sample_value, sample_schema, where)
             return None
         state = _TableState(table_name, table, self.config)
         self.tables[table_name] = state
         return state
 
-    def _schema_for_new_table(self, table_name: str, value, schema):
+    def _schema_for_new_table(self, table_name: str, value, schema, where: str):
         force = self.config.iceberg.force_optional
+        if not isinstance(value, (dict, Struct)):
+            raise DataException(
+                f"An error occurred converting record, {where}: Cannot convert type "
+                f"{type(value).__name__}: the record value must be a struct or a map (JSON object)"
+            )
         if schema is not None:
             return iceberg_schema_for(schema, force_optional=force)
-        if isinstance(value, dict):
-            inferred = infer_iceberg_schema(value, force_optional=force) if _accepts_force(infer_iceberg_schema) \
-                else infer_iceberg_schema(value)
-            if inferred is not None and len(inferred.fields) > 0:
-                return inferred
-        raise DataException(f"Unable to create table {table_name} from empty object")
+        inferred = infer_iceberg_schema(value, force_optional=force)
+        if inferred is None or len(inferred.fields) == 0:
+            raise DataException(f"Unable to create table {table_name} from empty object ({where})")
+        return inferred
 
     # --- buffering and files -----------------------------------------------------------
 
@@ -224,9 +232,3 @@ class SinkWriter:
                 files[table_name] = state.files
                 rows[table_name] = state.rows_written
         return files, rows
-
-
-def _accepts_force(function) -> bool:
-    import inspect
-
-    return "force_optional" in inspect.signature(function).parameters

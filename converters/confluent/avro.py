@@ -168,7 +168,7 @@ class AvroConverter(RegistryConverter):
             else:
                 value = self.avro_data.to_connect_value(entry.connect_schema, entry.parsed.node,
                                                         datum, compiled)
-        except DataException as exc:
+        except Exception as exc:
             raise DataException(f"Avro value written with schema {schema_id} cannot be converted "
                                 f"to Connect data: {exc}") from exc
         self._remember(schema_id, entry.parsed.registered)
@@ -211,17 +211,19 @@ class AvroConverter(RegistryConverter):
                 raise DataException("Found null value for non-optional schema")
             return None
         entry = self._write_entry(topic, schema)
-        datum = self.avro_data.from_connect_value(schema, entry.node, value, entry.compiled)
-        compiled = entry.compiled
-        if entry.target is not None:
-            datum = resolve_datum(entry.node, entry.target.node, datum, compiled.branch_of,
-                                  self.avro_data.flatten_singleton_unions)
-            compiled = entry.target.compiled
-            datum = _branches_to_wrappers(entry.target.node, datum, compiled,
-                                          self.avro_data.flatten_singleton_unions)
         buffer = io.BytesIO()
         try:
+            datum = self.avro_data.from_connect_value(schema, entry.node, value, entry.compiled)
+            compiled = entry.compiled
+            if entry.target is not None:
+                datum = resolve_datum(entry.node, entry.target.node, datum, compiled.branch_of,
+                                      self.avro_data.flatten_singleton_unions)
+                compiled = entry.target.compiled
+                datum = _branches_to_wrappers(entry.target.node, datum, compiled,
+                                              self.avro_data.flatten_singleton_unions)
             fastavro.schemaless_writer(buffer, compiled.parsed, datum)
+        except DataException:
+            raise
         except Exception as exc:
             raise DataException(f"Failed to serialize Avro data for topic {topic}: "
                                 f"{type(exc).__name__}: {exc}") from exc

@@ -105,8 +105,15 @@ class JsonSchemaConverter(RegistryConverter):
             parsed = self._parse_registered(self._fetch(schema_id))
             self._parsed.put(schema_id.key, parsed)
         subject = self._subject(topic, parsed.record_name)
-        version = self._schema_version(subject, parsed.registered)
-        connect_schema = self.json_data.to_connect_schema(parsed.document, version)
+        document = parsed.document
+        if self.use_latest_version and subject is not None:
+            latest = self.client.get_latest_version(subject)
+            version = latest.version
+            if latest.id != parsed.registered.id:
+                document = self._parse_registered(latest).document
+        else:
+            version = self._schema_version(subject, parsed.registered)
+        connect_schema = self.json_data.to_connect_schema(document, version)
         entry = _Entry(parsed, subject, version, connect_schema)
         self._entries.put(key, entry)
         return entry
@@ -133,7 +140,7 @@ class JsonSchemaConverter(RegistryConverter):
                                     f"{error.message}")
         try:
             converted = self.json_data.to_connect_value(entry.connect_schema, value)
-        except DataException as exc:
+        except Exception as exc:
             raise DataException(f"JSON value written with schema {schema_id} does not match it: "
                                 f"{exc}") from exc
         self._remember(schema_id, entry.parsed.registered)

@@ -105,6 +105,17 @@ class ProtobufConverter(RegistryConverter):
             parsed.classes[indexes] = found
         return found
 
+    def _reader_message(self, parsed: _Parsed, full_name: str, indexes: tuple[int, ...]
+                        ) -> tuple[Any, Any]:
+        """The message named ``full_name`` in another schema (else the one at ``indexes``)."""
+        from google.protobuf import message_factory
+
+        try:
+            descriptor = parsed.pool.FindMessageTypeByName(full_name)
+        except KeyError:
+            return self._message(parsed, indexes)
+        return descriptor, message_factory.GetMessageClass(descriptor)
+
     def _entry(self, topic: str | None, schema_id: wire_format.SchemaId) -> _Entry:
         indexes = schema_id.message_indexes or (0,)
         key = (schema_id.key, indexes, topic)
@@ -117,7 +128,14 @@ class ProtobufConverter(RegistryConverter):
             self._parsed.put(schema_id.key, parsed)
         descriptor, cls = self._message(parsed, indexes)
         subject = self._subject(topic, descriptor.full_name)
-        version = self._schema_version(subject, parsed.registered)
+        if self.use_latest_version and subject is not None:
+            latest = self.client.get_latest_version(subject, fmt="serialized")
+            version = latest.version
+            if latest.id != parsed.registered.id:
+                reader = self._parse_registered(latest, f"{latest.id}")
+                descriptor, cls = self._reader_message(reader, descriptor.full_name, indexes)
+        else:
+            version = self._schema_version(subject, parsed.registered)
         connect_schema = self.protobuf_data.to_connect_schema(descriptor, version)
         entry = _Entry(parsed, descriptor, cls, subject, version, connect_schema)
         self._entries.put(key, entry)
@@ -140,7 +158,7 @@ class ProtobufConverter(RegistryConverter):
             ) from exc
         try:
             value = self.protobuf_data.to_connect_value(entry.connect_schema, message)
-        except DataException as exc:
+        except Exception as exc:
             raise DataException(f"Protobuf message {entry.descriptor.full_name} (schema "
                                 f"{schema_id}) cannot be converted to Connect data: {exc}") from exc
         self._remember(schema_id, entry.parsed.registered)
@@ -177,6 +195,13 @@ class ProtobufConverter(RegistryConverter):
                                     "(TopicNameStrategy)")
             text = base64.b64encode(fdp.SerializeToString()).decode("ascii")
             schema_id = self._register_or_lookup(subject, text)
+            if self.use_latest_version:  # write with the latest schema's message type
+                latest = self._parse_registered(
+                    self.client.get_schema(schema_id, fmt="serialized"), schema_id)
+                descriptor, cls = self._reader_message(latest, name, tuple(indexes))
+                from converters.confluent.protobuf_data import message_indexes_of
+
+                indexes = message_indexes_of(descriptor)
             cached = (schema_id, tuple(indexes), cls)
             self._writers.put(key, cached)
         schema_id, indexes, cls = cached

@@ -251,8 +251,11 @@ def message_indexes_of(descriptor: Any) -> list[int]:
         parent = current.containing_type
         path.insert(0, [n.full_name for n in parent.nested_types].index(current.full_name))
         current = parent
-    path.insert(0, [m.full_name for m in current.file.message_types_by_name.values()].index(
-        current.full_name))
+    from google.protobuf import descriptor_pb2
+
+    file_proto = descriptor_pb2.FileDescriptorProto()
+    current.file.CopyToProto(file_proto)
+    path.insert(0, [m.name for m in file_proto.message_type].index(current.name))
     return path
 
 

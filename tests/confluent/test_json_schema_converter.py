@@ -276,3 +276,17 @@ def test_loaded_by_connect_class_name(schema_registry):
     conv = load("io.confluent.connect.json.JsonSchemaConverter",
                 {"schema.registry.url": schema_registry.url})
     assert isinstance(conv, JsonSchemaConverter)
+
+
+def test_use_latest_version(schema_registry):
+    topic = unique("json-latest")
+    v1 = {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False}
+    v2 = {"type": "object", "properties": {"a": {"type": "integer"},
+                                           "b": {"type": "string", "default": "z"}},
+          "additionalProperties": False}
+    d1 = serialize(schema_registry.url, v1, {"a": 1}, topic)
+    serialize(schema_registry.url, v2, {"a": 2, "b": "y"}, topic)
+    conv = json_converter(schema_registry.url, use_latest_version="true")
+    result = conv.to_connect_data(topic, d1)
+    assert result.schema.version == 2 and [f.name for f in result.schema.fields()] == ["a", "b"]
+    assert result.value.get("a") == 1 and result.value.get("b") == "z"

@@ -337,3 +337,28 @@ def test_loaded_by_connect_class_name(schema_registry):
     conv = load("io.confluent.connect.protobuf.ProtobufConverter",
                 {"schema.registry.url": schema_registry.url})
     assert isinstance(conv, ProtobufConverter)
+
+
+def test_use_latest_version(schema_registry):
+    package = unique("latest").replace("-", "_")
+
+    def version(with_b: bool):
+        fdp = descriptor_pb2.FileDescriptorProto(name=f"{package}/m.proto", package=package,
+                                                 syntax="proto3")
+        m = fdp.message_type.add(name="M")
+        add(m, "a", 1, F.TYPE_INT32)
+        if with_b:
+            add(m, "b", 2, F.TYPE_STRING)
+        return classes(fdp)(f"{package}.M")
+
+    topic = unique("pb-latest")
+    d1 = serialize(schema_registry.url, version(False)(a=1), topic)
+    d2 = serialize(schema_registry.url, version(True)(a=2, b="y"), topic)
+    conv = pb_converter(schema_registry.url, use_latest_version="true")
+    result = conv.to_connect_data(topic, d1)
+    assert result.schema.version == 2 and [f.name for f in result.schema.fields()] == ["a", "b"]
+    assert result.value.get("a") == 1 and result.value.get("b") == ""
+    # writing with use.latest.version encodes with the latest schema's message
+    data = conv.from_connect_data(topic, result.schema, result.value)
+    assert wire_format.schema_id_of(data) == wire_format.schema_id_of(d2)
+    assert pb_converter(schema_registry.url).to_connect_data(topic, data).value.get("a") == 1

@@ -16,6 +16,8 @@ from __future__ import annotations
 import itertools
 import logging
 
+import pyarrow.compute as pc
+
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.config.sink_config import SinkConfig
@@ -32,21 +34,55 @@ log = logging.getLogger(__name__)
 READ_BATCH_SIZE = 50_000
 
 
+class TaskPipeline:
+    """Decode → transform → route → convert → buffer, for raw Arrow batches of one task.
+
+    Shared by :class:`SinkTask` (``icefloe run``) and the Spark Data Source
+    writer: whoever feeds it batches decides what to do when a batch reports
+    :class:`SchemaNeeds` (stop and ask the coordinator, or apply them inline).
+    """
+
+    def __init__(self, config: SinkConfig, task_id: str):
+        self.config = config
+        self.decoder = RecordDecoder.from_config(config)
+        self.chain = TransformationChain.from_config(config.props)
+        self.catalog = load_catalog(config.props)
+        self.writer = SinkWriter(config, self.catalog, task_id)
+        self.columnar = (
+            self.decoder.schemaless_json_value
+            and not config.connect.raw.get("transforms", "").strip()
+            and self.writer.router.routes_everything_everywhere
+        )
+
+    def process(self, batch) -> SchemaNeeds:
+        """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change."""
+        if self.columnar:
+            return self.writer.write_json_values(batch)
+        records = []
+        for record in self.decoder.decode_batch(batch):
+            transformed = self.chain.apply(record)
+            if transformed is not None:
+                records.append(transformed)
+        return self.writer.write_records(records)
+
+    def forget_tables(self, names) -> None:
+        """Reload these tables on next use (after their schema changed)."""
+        for name in names:
+            self.writer.tables.pop(name, None)
+
+    def close(self):
+        """Flush buffers: (data files per table, rows written per table)."""
+        return self.writer.close()
+
+
 class SinkTask:
-    """Runs one assignment: read → decode → transform → route → convert → write."""
+    """Runs one assignment: read its ranges and feed the pipeline, stopping at a schema need."""
 
     def __init__(self, assignment: TaskAssignment):
         self.assignment = assignment
-        self.config = SinkConfig.parse(assignment.props, assignment.worker)
-        self.decoder = RecordDecoder.from_config(self.config)
-        self.chain = TransformationChain.from_config(self.config.props)
-        self.writer = SinkWriter(self.config, load_catalog(self.config.props), assignment.task_id)
-        self.client_conf = consumer_config(self.config.worker, self.config.props, connector_name=self.config.name)
-        self.columnar = (
-            self.decoder.schemaless_json_value
-            and not self.config.connect.raw.get("transforms", "").strip()
-            and self.writer.router.routes_everything_everywhere
-        )
+        config = SinkConfig.parse(assignment.props, assignment.worker)
+        self.pipeline = TaskPipeline(config, assignment.task_id)
+        self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
         self.result = TaskResult(task_id=assignment.task_id)
 
     def run(self) -> TaskResult:
@@ -57,7 +93,7 @@ class SinkTask:
                 self.result.unfinished = [OffsetRange(rng.topic, rng.partition, resume_at, rng.end)]
                 self.result.unfinished += ranges[index + 1:]
                 break
-        files, rows = self.writer.close()
+        files, rows = self.pipeline.close()
         self.result.data_files, self.result.records_written = files, rows
         return self.result
 
@@ -68,7 +104,7 @@ class SinkTask:
             if batch.num_rows == 0:
                 continue
             first_offset = batch.column("offset")[0].as_py()
-            needs = self._process(batch)
+            needs = self.pipeline.process(batch)
             if needs:
                 self._record_needs(needs)
                 self.result.next_offsets[tp] = first_offset
@@ -77,21 +113,9 @@ class SinkTask:
         self.result.next_offsets[tp] = rng.end
         return None
 
-    def _process(self, batch) -> SchemaNeeds:
-        if self.columnar:
-            return self.writer.write_json_values(batch)
-        records = []
-        for record in self.decoder.decode_batch(batch):
-            transformed = self.chain.apply(record)
-            if transformed is not None:
-                records.append(transformed)
-        return self.writer.write_records(records)
-
     def _track(self, tp, batch) -> None:
         self.result.records_read += batch.num_rows
         timestamps = batch.column("timestamp")
-        import pyarrow.compute as pc
-
         newest = pc.max(timestamps).as_py()
         if timestamps.null_count or newest is None:
             self.result.max_timestamps[tp] = None

@@ -23,8 +23,7 @@ from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets, summary_properties
 from connector.config.sink_config import SinkConfig
-from connector.data.schema_update import apply_schema_updates
-from connector.data.table_factory import ensure_table
+from connector.channel.schema_changes import apply_schema_needs
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import OffsetRange, earliest_offsets, plan_ranges
 
@@ -139,14 +138,7 @@ class Coordinator:
                 creates.setdefault(table, schema)
             for table, update in result.schema_updates.items():
                 updates[table] = update if table not in updates else updates[table].merge(update)
-        for table, schema in creates.items():
-            table_config = self.config.iceberg.table_config(table)
-            ensure_table(self.catalog, table, sample_schema=schema, partition_by=list(table_config.partition_by),
-                         properties=self.config.iceberg.auto_create_props, auto_create=True)
-            log.info("Created table %s", table)
-        for table, update in updates.items():
-            if apply_schema_updates(self.catalog.load_table(table), update):
-                log.info("Evolved the schema of %s", table)
+        apply_schema_needs(self.catalog, self.config, creates, updates)
 
     # --- commit ---------------------------------------------------------------------------
 

@@ -1,0 +1,30 @@
+"""Applying tasks' schema needs to the catalog: create missing tables, evolve existing ones.
+
+The coordinator calls this once per round for the merged needs of all tasks,
+so concurrent requests from several tasks end in one table creation or one
+schema update per table.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping
+
+from connector.config.sink_config import SinkConfig
+from connector.data.schema_update import SchemaUpdates, apply_schema_updates
+from connector.data.table_factory import ensure_table
+
+log = logging.getLogger(__name__)
+
+
+def apply_schema_needs(catalog, config: SinkConfig, creates: Mapping[str, Any],
+                       updates: Mapping[str, SchemaUpdates]) -> None:
+    """Create the tables in ``creates`` (table → Iceberg schema), then apply ``updates``."""
+    for table, schema in creates.items():
+        table_config = config.iceberg.table_config(table)
+        ensure_table(catalog, table, sample_schema=schema, partition_by=list(table_config.partition_by),
+                     properties=config.iceberg.auto_create_props, auto_create=True)
+        log.info("Created table %s", table)
+    for table, update in updates.items():
+        if apply_schema_updates(catalog.load_table(table), update):
+            log.info("Evolved the schema of %s", table)

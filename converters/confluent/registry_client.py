@@ -719,6 +719,11 @@ class RegistryConverter(Converter):
     def _configure_format(self, config: dict) -> None:
         """Format-specific configuration (overridden)."""
 
+    def close(self) -> None:
+        """Close the registry client's HTTP connections."""
+        if self._client is not None:
+            self._client.close()
+
     @property
     def client(self) -> SchemaRegistryClient:
         if self._client is None:

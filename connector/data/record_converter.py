@@ -25,6 +25,7 @@ finds record by record, except that they also reach into empty lists and maps
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Sequence
 
 import pyarrow as pa
@@ -79,6 +80,35 @@ class _Group:
     schema: Schema | None
     rows: list
     indices: list[int] | None  # batch positions; None = all rows, in order
+    _layout: "_DictLayout | None" = None
+
+    @property
+    def layout(self) -> "_DictLayout":
+        """The keys of a dict group (computed once)."""
+        if self._layout is None:
+            self._layout = _DictLayout(self.rows)
+        return self._layout
+
+
+class _DictLayout:
+    """The distinct keys of some dicts, in first-seen order; ``uniform`` if every dict has them all."""
+
+    def __init__(self, rows: list[dict]):
+        first = rows[0].keys() if rows else {}.keys()
+        self.uniform = all(row.keys() == first for row in rows)
+        if self.uniform:
+            self.keys = list(first)
+        else:
+            seen: dict[Any, None] = {}
+            for row in rows:
+                seen.update(dict.fromkeys(row))
+            self.keys = list(seen)
+
+    def columns(self, rows: list[dict], keys: list[Any]) -> list[Sequence[Any]]:
+        """The values of each of ``keys`` (None where missing), one sequence per key."""
+        if not self.uniform:
+            return [[row.get(key) for row in rows] for key in keys]
+        return [list(map(itemgetter(key), rows)) for key in keys]
 
 
 class RecordConverter:
@@ -188,31 +218,20 @@ class RecordConverter:
     def _collect_schema_updates(self, groups: list[_Group], updates: SchemaUpdates) -> None:
         for group in groups:
             if group.schema is None:
-                self._dict_updates(group.rows, updates)
+                self._dict_updates(group, updates)
             else:
                 for update in self._struct_schema_updates(group.schema):
                     updates.record(update)
 
-    def _dict_updates(self, rows: list[dict], updates: SchemaUpdates) -> None:
+    def _dict_updates(self, group: _Group, updates: SchemaUpdates) -> None:
         """Top-level keys no column matches, typed from their values in record order."""
-        for key in self._unknown_keys(rows):
-            for row in rows:
-                inferred = infer_iceberg_type(row.get(key))
-                if inferred is not None:
-                    updates.add_column(None, key if isinstance(key, str) else str(key), inferred)
-
-    def _unknown_keys(self, rows: list[dict]) -> list[Any]:
-        keys: set[Any] = set()
-        for row in rows:
-            keys.update(row)
         lookup = self._root.lookup
-        unknown = {k for k in keys if lookup.get(k if isinstance(k, str) else str(k)) is None}
-        ordered: dict[Any, None] = {}
-        for row in rows:
-            if len(ordered) == len(unknown):
-                break
-            ordered.update((k, None) for k in row if k in unknown)
-        return list(ordered)
+        unknown = [k for k in group.layout.keys if lookup.get(_field_name(k)) is None]
+        for key, values in zip(unknown, group.layout.columns(group.rows, unknown)):
+            for value in values:
+                inferred = infer_iceberg_type(value)
+                if inferred is not None:
+                    updates.add_column(None, _field_name(key), inferred)
 
     def _struct_schema_updates(self, schema: Schema) -> SchemaUpdates:
         cached = self._schema_updates.get(schema)
@@ -281,7 +300,7 @@ class RecordConverter:
     def _group_columns(self, group: _Group) -> list[pa.Array]:
         """One Arrow array per table column; raises the error of the group's first bad row."""
         if group.schema is None:
-            raw = self._dict_columns(group.rows)
+            raw = self._dict_columns(group)
         else:
             raw = self._struct_columns(group.schema, group.rows)
         arrays: list[pa.Array] = []
@@ -302,35 +321,25 @@ class RecordConverter:
             raise RecordConversionError(index, first.cause)
         return arrays
 
-    def _dict_columns(self, rows: list[dict]) -> list[tuple[list, Any]]:
+    def _dict_columns(self, group: _Group) -> list[tuple[Sequence[Any], Any]]:
+        rows, layout = group.rows, group.layout
         keys_by_field: dict[int, list[Any]] = {}
-        keys: set[Any] = set()
-        for row in rows:
-            keys.update(row)
-        lookup = self._root.lookup
-        for key in keys:
-            index = lookup.get(key if isinstance(key, str) else str(key))
+        for key in layout.keys:
+            index = self._root.lookup.get(_field_name(key))
             if index is not None:
                 keys_by_field.setdefault(index, []).append(key)
-        return [(self._dict_column(rows, keys_by_field.get(i, [])), None) for i in range(len(self._root.fields))]
-
-    @staticmethod
-    def _dict_column(rows: list[dict], keys: list[Any]) -> list:
-        if not keys:
-            return [None] * len(rows)
-        if len(keys) == 1:
-            key = keys[0]
-            return [row.get(key) for row in rows]
-        # Several keys match the column (case-insensitive): the last in the record wins.
-        wanted = set(keys)
-        column = []
-        for row in rows:
-            value = None
-            for key, item in row.items():
-                if key in wanted:
-                    value = item
-            column.append(value)
-        return column
+        single = [keys[0] for keys in keys_by_field.values() if len(keys) == 1]
+        by_key = dict(zip(single, layout.columns(rows, single)))
+        columns: list[tuple[Sequence[Any], Any]] = []
+        for index in range(len(self._root.fields)):
+            keys = keys_by_field.get(index, [])
+            if not keys:
+                columns.append(([None] * len(rows), None))
+            elif len(keys) == 1:
+                columns.append((by_key[keys[0]], None))
+            else:
+                columns.append((_last_of(rows, set(keys)), None))
+        return columns
 
     def _struct_columns(self, schema: Schema, rows: list[Struct]) -> list[tuple[list, Any]]:
         plan = {name: (connect_field, convert) for connect_field, name, convert in self._root.plan_for(schema)}
@@ -348,6 +357,23 @@ class RecordConverter:
                 values = [row.get_without_default(connect_field) for row in rows]
             columns.append((values, convert))
         return columns
+
+
+def _field_name(key: Any) -> str:
+    """A dict key as a field name (Java: ``toString()``)."""
+    return key if isinstance(key, str) else str(key)
+
+
+def _last_of(rows: list[dict], keys: set[Any]) -> list[Any]:
+    """Per row, the value of the last of ``keys`` in the row (several keys match case-insensitively)."""
+    column = []
+    for row in rows:
+        value = None
+        for key, item in row.items():
+            if key in keys:
+                value = item
+        column.append(value)
+    return column
 
 
 def _inverse(order: list[int], count: int) -> list[int]:

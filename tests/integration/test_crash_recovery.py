@@ -63,3 +63,35 @@ def test_sigkill_during_streaming_loses_and_duplicates_nothing(kafka_broker, tmp
     missing = set(range(produced)) - set(counts)
     assert not duplicates, f"duplicated ids: {sorted(duplicates)[:20]}"
     assert not missing, f"missing ids: {sorted(missing)[:20]}"
+
+
+def test_sigterm_finishes_the_commit_in_flight_and_exits_cleanly(kafka_broker, tmp_path):
+    topic, table = unique("stop"), "db.stop"
+    props = sink_props(unique("stop"), topic, table, tmp_path, **{"iceberg.control.commit.interval-ms": "500"})
+    config_file = write_config_file(tmp_path / "stop.json", props)
+    create_topic(kafka_broker.bootstrap, topic, partitions=2)
+    produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(500)], 2)
+    with open(tmp_path / "job.log", "wb") as log_file:
+        job = start_streaming_job(config_file, kafka_broker.bootstrap, log_file)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not _has_rows(props, table):
+                time.sleep(0.5)
+            produce_round_robin(kafka_broker.bootstrap, topic,
+                                [json.dumps({"id": i}).encode() for i in range(500, 800)], 2)
+            time.sleep(1.0)
+            job.send_signal(signal.SIGTERM)
+            assert job.wait(timeout=120) == 0
+        finally:
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGKILL)
+    ids = [row["id"] for row in table_rows(props, table)]
+    assert len(ids) == len(set(ids))
+    assert set(ids) >= set(range(500))
+
+
+def _has_rows(props, table) -> bool:
+    try:
+        return len(table_rows(props, table)) > 0
+    except Exception:  # the table does not exist yet
+        return False

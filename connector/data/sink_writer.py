@@ -56,8 +56,8 @@ class _TableState:
         self.offsets = committed_offsets(table, config.group_id, iceberg.table_config(table_name).commit_branch)
         options = dict(evolve=iceberg.evolve_schema, case_insensitive=iceberg.case_insensitive,
                        force_optional=iceberg.force_optional)
-        self.record_converter = RecordConverter(table.schema(), **options)
-        self.json_converter = JsonBatchConverter(table.schema(), **options)
+        self.record_converter = RecordConverter.for_table(table, **options)
+        self.json_converter = JsonBatchConverter.for_table(table, **options)
         self.buffer: list[pa.Table] = []
         self.buffered_rows = 0
         self.files: list[Any] = []

@@ -9,8 +9,9 @@ Modules, one concept each:
   list of topic-partitions.
 - :mod:`connector.kafka.offsets` -- log start and end offsets, and planning of
   offset ranges into task slots (driver side).
-- :mod:`connector.kafka.range_reader` -- reading one offset range into Arrow
-  record batches (executor side, no Spark).
+- :mod:`connector.kafka.range_reader` -- reading offset ranges into Arrow
+  record batches (executor side, no Spark): ``read_range`` for one range,
+  ``RangeReader`` to read a task's ranges through one consumer.
 - :mod:`connector.kafka.group_offsets` -- committing and reading a consumer
   group's offsets without joining the group.
 

@@ -99,36 +99,87 @@ def read_range(
 ) -> Iterator[pa.RecordBatch]:
     """Yield :data:`RAW_SCHEMA` batches holding every record with offset in ``rng``.
 
+    A one-range :class:`RangeReader`; see there for the parameters. A task
+    reading several ranges should use one :class:`RangeReader` for all.
+    """
+    if rng.start >= rng.end:
+        return
+    with RangeReader(client_conf, batch_size=batch_size, poll_timeout=poll_timeout, stall_timeout=stall_timeout) as reader:
+        yield from reader.read(rng)
+
+
+class RangeReader:
+    """Reads offset ranges one after another through one consumer.
+
+    Reusing the consumer across a task's ranges saves, per range, a broker
+    connection (with its TLS/SASL handshake), a metadata round trip and the
+    consumer's shutdown.
+
     ``batch_size`` bounds the rows per batch. ``poll_timeout`` is the
     longest a single ``consume()`` call waits; it is short because a range
     whose last offsets hold no records (transaction markers) costs one such
     wait. ``stall_timeout`` is how long to wait for the broker when no record
     arrives before giving up with a :class:`RangeReadError`.
     """
-    if rng.start >= rng.end:
-        return
-    consumer = Consumer(reader_config(client_conf, _READER_SETTINGS))
-    try:
-        _require_partition(consumer, rng, stall_timeout)
+
+    def __init__(
+        self,
+        client_conf: Mapping[str, object],
+        *,
+        batch_size: int = 50_000,
+        poll_timeout: float = 0.02,
+        stall_timeout: float = 60.0,
+    ) -> None:
+        self._conf = reader_config(client_conf, _READER_SETTINGS)
+        self._batch_size = batch_size
+        self._poll_timeout = poll_timeout
+        self._stall_timeout = stall_timeout
+        self._consumer: Optional[Consumer] = None
+        self._partitions: dict[str, frozenset[int]] = {}  # metadata, per topic seen
+
+    def read(self, rng: OffsetRange) -> Iterator[pa.RecordBatch]:
+        """Yield :data:`RAW_SCHEMA` batches holding every record with offset in ``rng``."""
+        if rng.start >= rng.end:
+            return
+        consumer = self._open()
+        self._require_partition(consumer, rng)
         consumer.assign([TopicPartition(rng.topic, rng.partition, rng.start)])
-        reader = _RangeCursor(consumer, rng, poll_timeout, stall_timeout)
-        while not reader.done:
-            messages = reader.next_chunk(batch_size)
-            if messages:
-                yield messages_to_batch(rng.topic, rng.partition, messages)
-    finally:
-        consumer.close()
+        try:
+            cursor = _RangeCursor(consumer, rng, self._poll_timeout, self._stall_timeout)
+            while not cursor.done:
+                messages = cursor.next_chunk(self._batch_size)
+                if messages:
+                    yield messages_to_batch(rng.topic, rng.partition, messages)
+        finally:
+            consumer.unassign()  # stop prefetching past the range
 
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
 
-def _require_partition(consumer: Consumer, rng: OffsetRange, timeout: float) -> None:
-    """Fail fast for a partition the cluster does not have.
+    def __enter__(self) -> "RangeReader":
+        return self
 
-    librdkafka would wait for it silently. The metadata also tells the
-    consumer the partition's leader, so the first fetch goes out at once.
-    """
-    topic = consumer.list_topics(rng.topic, timeout=timeout).topics.get(rng.topic)
-    if topic is None or rng.partition not in topic.partitions:
-        raise RangeReadError(f"{rng.topic}[{rng.partition}]: no such topic-partition on the cluster")
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _open(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = Consumer(self._conf)
+        return self._consumer
+
+    def _require_partition(self, consumer: Consumer, rng: OffsetRange) -> None:
+        """Fail fast for a partition the cluster does not have.
+
+        librdkafka would wait for it silently. The metadata also tells the
+        consumer the partition's leader, so the first fetch goes out at once.
+        """
+        if rng.partition not in self._partitions.get(rng.topic, frozenset()):
+            topic = consumer.list_topics(rng.topic, timeout=self._stall_timeout).topics.get(rng.topic)
+            self._partitions[rng.topic] = frozenset(topic.partitions if topic is not None else ())
+        if rng.partition not in self._partitions[rng.topic]:
+            raise RangeReadError(f"{rng.topic}[{rng.partition}]: no such topic-partition on the cluster")
 
 
 class _RangeCursor:

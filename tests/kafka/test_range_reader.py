@@ -15,6 +15,7 @@ from connector.kafka.range_reader import (
     NO_TIMESTAMP_TYPE,
     RAW_SCHEMA,
     OffsetOutOfRangeError,
+    RangeReader,
     RangeReadError,
     _RangeCursor,
     messages_to_batch,
@@ -132,6 +133,31 @@ def test_ranges_starting_or_ending_on_markers(conf, transactional_topic, start, 
     table = read_all(conf, OffsetRange(transactional_topic, 0, start, end), stall_timeout=30)
     assert time.monotonic() - started < 5
     assert table.column("offset").to_pylist() == offsets
+
+
+def test_one_reader_for_many_ranges(conf, rich_topic, transactional_topic):
+    """Reuse across partitions, repeated partitions, markers at the end twice, abandoned reads."""
+    topic, values, *_ = rich_topic
+    ranges = [
+        OffsetRange(transactional_topic, 0, 0, 18),
+        OffsetRange(topic, 0, 0, 400),
+        OffsetRange(topic, 0, 400, 1000),
+        OffsetRange(transactional_topic, 0, 12, 18),  # EOF at 18 must be reported again
+        OffsetRange(topic, 0, 5, 5),
+        OffsetRange(topic, 0, 990, 1000),
+    ]
+    started = time.monotonic()
+    with RangeReader(conf, batch_size=250) as reader:
+        abandoned = reader.read(OffsetRange(topic, 0, 0, 1000))
+        next(abandoned)
+        abandoned.close()
+        tables = [pa.Table.from_batches(list(reader.read(rng)), schema=RAW_SCHEMA) for rng in ranges]
+    assert time.monotonic() - started < 10
+    assert tables[0].column("offset").to_pylist() == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16]
+    assert tables[1].column("value").to_pylist() + tables[2].column("value").to_pylist() == values
+    assert tables[3].column("offset").to_pylist() == [12, 13, 14, 15, 16]
+    assert tables[4].num_rows == 0
+    assert tables[5].column("offset").to_pylist() == list(range(990, 1000))
 
 
 def test_range_beyond_the_partition_end_fails_fast(conf, rich_topic):

@@ -572,7 +572,11 @@ def admin_config_from(client_conf: Mapping[str, object]) -> dict[str, object]:
     AdminClient warns about every consumer-only key; this keeps connection,
     security and other global settings.
     """
-    return {key: value for key, value in client_conf.items() if key in _LIBRDKAFKA_GLOBAL_KEYS}
+    conf = {key: value for key, value in client_conf.items() if key in _LIBRDKAFKA_GLOBAL_KEYS}
+    # Short-lived admin clients often log "Purging 1 unserved events from
+    # background queue" (info) when destroyed: noise, warnings still show.
+    conf.setdefault("log_level", 5)
+    return conf
 
 
 def reader_config(client_conf: Mapping[str, object], forced: Mapping[str, object]) -> dict[str, object]:

@@ -217,7 +217,7 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, *, timeout: flo
     Creating a topic that already exists is an error: tests should use
     fresh names so that runs do not see each other's data.
     """
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 5})  # no info-level noise
     futures = admin.create_topics([NewTopic(name, partitions, 1)], operation_timeout=timeout)
     futures[name].result(timeout=timeout)
 

@@ -68,7 +68,9 @@ def main() -> int:
     with TansuBroker() as broker:
         print(f"Tansu broker on {broker.bootstrap}")
         create_topic(broker.bootstrap, "events", partitions=PARTITIONS)
-        produce(broker.bootstrap, "events", sample_events(EVENT_COUNT))
+        events = sample_events(EVENT_COUNT)
+        keys = [json.loads(e)["user"].encode() for e in events]  # keyed by user, as an app would
+        produce(broker.bootstrap, "events", events, keys=keys)
         print(f"Produced {EVENT_COUNT} events to 'events' ({PARTITIONS} partitions)")
         code = cli.main(["run", str(CONFIG), "--bootstrap-servers", broker.bootstrap, "--until-caught-up"])
         if code != 0:

@@ -1,0 +1,1 @@
+"""Embedded components for the demo and local runs (a Tansu broker)."""

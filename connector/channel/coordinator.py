@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 TopicPartition = tuple[str, int]
 TaskRunner = Callable[[Sequence[TaskAssignment]], list[TaskResult]]
 MAX_SCHEMA_ROUNDS = 20
+MIN_SPLIT_RECORDS = 50_000  # a backfill splits one partition's range only into tasks at least this big
 
 
 @dataclass
@@ -101,7 +102,8 @@ class Coordinator:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
-        groups = plan_ranges(start, end, max_tasks=self.max_tasks, split_large=self.split_large)
+        groups = plan_ranges(start, end, max_tasks=self.max_tasks, split_large=self.split_large,
+                             min_split_records=MIN_SPLIT_RECORDS)
         results: list[TaskResult] = []
         while groups:
             report.schema_rounds += 1
@@ -160,18 +162,7 @@ class Coordinator:
 
     def _commit_table(self, table_name: str, data_files: list, covered: dict[TopicPartition, int],
                       commit_id: str, valid_through: int | None) -> int:
-        table = self.catalog.load_table(table_name)
-        branch = self.config.iceberg.table_config(table_name).commit_branch or "main"
-        previous = committed_offsets(table, self.config.group_id, branch)
-        offsets = {**previous, **covered}
-        props = summary_properties(offsets, self.config.group_id, commit_id, valid_through)
-        with table.transaction() as transaction:
-            with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
-                for data_file in data_files:
-                    append.append_data_file(data_file)
-        snapshot = table.current_snapshot() if branch == "main" else table.snapshot_by_name(branch)
-        log.info("Committed %d file(s) to %s (snapshot %s)", len(data_files), table_name, snapshot.snapshot_id)
-        return snapshot.snapshot_id
+        return commit_table(self.catalog, self.config, table_name, data_files, covered, commit_id, valid_through)
 
     def _commit_group(self, covered: dict[TopicPartition, int]) -> None:
         # The table already holds the truth; the group mirror is for lag tooling and migration.
@@ -179,6 +170,28 @@ class Coordinator:
             commit_group_offsets(self.client_conf, self.config.group_id, covered)
         except Exception as exc:  # noqa: BLE001 - a failed mirror must not fail a committed cycle
             log.warning("Could not commit offsets to consumer group %s: %s", self.config.group_id, exc)
+
+
+def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
+                 covered: dict[TopicPartition, int], commit_id: str, valid_through: int | None,
+                 extra_properties: dict[str, str] | None = None) -> int:
+    """One fast append of ``data_files`` with the offsets in the snapshot summary; the new snapshot's id.
+
+    Also used by the Spark sink's driver-side commit (connector/spark/iceberg_sink.py).
+    """
+    table = catalog.load_table(table_name)
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    previous = committed_offsets(table, config.group_id, branch)
+    offsets = {**previous, **covered}
+    props = summary_properties(offsets, config.group_id, commit_id, valid_through)
+    props.update(extra_properties or {})
+    with table.transaction() as transaction:
+        with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
+            for data_file in data_files:
+                append.append_data_file(data_file)
+    snapshot = table.current_snapshot() if branch == "main" else table.snapshot_by_name(branch)
+    log.info("Committed %d file(s) to %s (snapshot %s)", len(data_files), table_name, snapshot.snapshot_id)
+    return snapshot.snapshot_id
 
 
 def _valid_through(results: list[TaskResult], covered: dict[TopicPartition, int]) -> int | None:

@@ -160,6 +160,7 @@ def plan_ranges(
     *,
     max_tasks: int,
     split_large: bool,
+    min_split_records: int = 0,
 ) -> list[list[OffsetRange]]:
     """Group the ranges ``start[tp]..end[tp]`` into at most ``max_tasks`` task slots.
 
@@ -169,14 +170,22 @@ def plan_ranges(
     least-loaded slot). With ``split_large`` (backfills) the offsets are
     dealt out in order so that every slot gets the same count (within one),
     cutting ranges where a slot is full: parallelism is then not capped by
-    the number of partitions. Slots and the ranges in them are sorted.
+    the number of partitions. ``min_split_records`` keeps split slots at least
+    that big (a task costs a consumer connection and a Python worker round
+    trip; splitting a few records buys nothing). Slots and the ranges in them
+    are sorted.
     """
     if max_tasks < 1:
         raise ValueError(f"max_tasks must be at least 1, got {max_tasks}")
     ranges = _nonempty_ranges(start, end)
     if not ranges:
         return []
-    groups = _split_evenly(ranges, max_tasks) if split_large else _balance_whole(ranges, max_tasks)
+    total = sum(r.count for r in ranges)
+    split_slots = min(max_tasks, total // min_split_records) if min_split_records > 0 else max_tasks
+    if split_large and split_slots >= 1:
+        groups = _split_evenly(ranges, split_slots)
+    else:
+        groups = _balance_whole(ranges, max_tasks)
     return sorted(sorted(group) for group in groups if group)
 
 

@@ -114,3 +114,11 @@ def test_offset_range_is_frozen():
     assert rng.count == 4 and rng.key == ("t", 0)
     with pytest.raises(AttributeError):
         rng.start = 2  # type: ignore[misc]
+
+
+def test_small_backfills_are_not_split_below_the_minimum():
+    start, end = {("t", 0): 0, ("t", 1): 0}, {("t", 0): 10, ("t", 1): 5}
+    groups = plan_ranges(start, end, max_tasks=4, split_large=True, min_split_records=1000)
+    assert groups == [[OffsetRange("t", 0, 0, 10)], [OffsetRange("t", 1, 0, 5)]]
+    big = plan_ranges({("t", 0): 0}, {("t", 0): 3000}, max_tasks=4, split_large=True, min_split_records=1000)
+    assert [sum(r.count for r in g) for g in big] == [1000, 1000, 1000]

@@ -8,6 +8,7 @@ Settings come from ``--spark-conf KEY=VALUE`` and Spark's own mechanisms
 from __future__ import annotations
 
 import os
+import sys
 from typing import Mapping
 
 DEFAULTS = {
@@ -21,6 +22,8 @@ DEFAULTS = {
 def build_session(app_name: str, conf: Mapping[str, str] | None = None):
     """A SparkSession for ``app_name`` (imports pyspark lazily: ``connector`` must stay light)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Executors' Python must be the driver's (same venv, same packages) unless told otherwise.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
     from pyspark.sql import SparkSession
 

@@ -20,6 +20,20 @@ converts the batch again. For Struct values the requests come from the
 Connect schema, computed once per distinct schema: the requests the sink
 finds record by record, except that they also reach into empty lists and maps
 (whose element schema is known even when no element is present).
+
+Beyond the Java sink, for Struct values (schemas from a Schema Registry, see
+docs/schema-evolution.md):
+
+* list elements and map values are widened and made optional like fields;
+* a required column the record's schema no longer has is made optional (a
+  field dropped from the schema: its column stays, later rows hold null);
+* a field whose type the column cannot take (e.g. a string column and an int
+  field: anything but the same type, a widening, a narrower number or the
+  conversions in :func:`conversion_conflict`) raises
+  :class:`~connector.data.schema_update.IncompatibleSchemaChange` instead of
+  being coerced, so a table never changes meaning silently;
+* the requests carry the registry schema id of the schema that asked for them
+  (when the decoder saw it, :func:`connector.records.registry_schema_of`).
 """
 
 from __future__ import annotations
@@ -33,12 +47,31 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema as IcebergSchema
 from pyiceberg.table import Table
 from pyiceberg.table.name_mapping import NameMapping, parse_mapping_from_json
-from pyiceberg.types import IcebergType, ListType, MapType, StructType
+from pyiceberg.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    IcebergType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    StringType,
+    StructType,
+    TimestampType,
+    TimestamptzType,
+    TimeType,
+    UUIDType,
+)
 
 from connector.api.errors import DataException
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
-from connector.data.schema_update import SchemaUpdates
+from connector.data.schema_update import IncompatibleSchemaChange, SchemaUpdates
 from connector.data.type_mapping import iceberg_type_for, infer_iceberg_type, widened_type_for
 from connector.data.value_converters import (
     ROOT_ID,
@@ -48,6 +81,7 @@ from connector.data.value_converters import (
     StructConverter,
     names_by_field_id,
 )
+from connector.records import registry_schema_of
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
@@ -219,9 +253,17 @@ class RecordConverter:
         for group in groups:
             if group.schema is None:
                 self._dict_updates(group, updates)
-            else:
-                for update in self._struct_schema_updates(group.schema):
-                    updates.record(update)
+                continue
+            try:
+                group_updates = self._struct_schema_updates(group.schema)
+            except IncompatibleSchemaChange as exc:
+                raise RecordConversionError(group.indices[0] if group.indices else 0, exc) from None
+            for update in group_updates:
+                updates.record(update)
+            if group_updates:
+                source = registry_schema_of(group.schema)
+                if source is not None:
+                    updates.note_registry_schema(*source)
 
     def _dict_updates(self, group: _Group, updates: SchemaUpdates) -> None:
         """Top-level keys no column matches, typed from their values in record order."""
@@ -250,35 +292,55 @@ class RecordConverter:
     def _walk_struct(self, schema: Schema, struct: StructType, field_id: int, updates: SchemaUpdates) -> None:
         lookup = self._lookup(struct, field_id)
         parent = self._context.column_name(field_id)
+        matched: set[int] = set()
         for connect_field in schema.fields():
             index = lookup.get(connect_field.name)
             if index is None:
                 added = iceberg_type_for(connect_field.schema, force_optional=self.force_optional)
                 updates.add_column(parent, connect_field.name, added)
                 continue
+            matched.add(index)
             table_field = struct.fields[index]
-            name = self.table_schema.find_column_name(table_field.field_id)
-            assert name is not None
-            changed = False
-            widened = widened_type_for(table_field.field_type, connect_field.schema)
-            if widened is not None:
-                updates.update_type(name, widened)
-                changed = True
-            if table_field.required and connect_field.schema.optional:
-                updates.make_optional(name)
-                changed = True
-            if not changed:  # as in Java, a field that changes is not looked into yet
-                self._walk_nested(connect_field.schema, table_field.field_type, table_field.field_id, updates)
+            self._walk_value(connect_field.schema, table_field.field_type, table_field.field_id,
+                             table_field.required, updates)
+        for index, table_field in enumerate(struct.fields):
+            if table_field.required and index not in matched:  # dropped from the record's schema
+                updates.make_optional(self._column_name(table_field.field_id))
+
+    def _walk_value(self, schema: Schema, table_type: IcebergType, field_id: int, required: bool,
+                    updates: SchemaUpdates) -> None:
+        """A field, list element or map value that exists in the table: widen, make optional, recurse."""
+        name = self._column_name(field_id)
+        record_type = conversion_conflict(table_type, schema)
+        if record_type is not None:
+            raise IncompatibleSchemaChange(name, field_id, table_type, record_type)
+        changed = False
+        widened = widened_type_for(table_type, schema)
+        if widened is not None:
+            updates.update_type(name, widened)
+            changed = True
+        if required and schema.optional:
+            updates.make_optional(name)
+            changed = True
+        if not changed:  # as in Java, a field that changes is not looked into yet
+            self._walk_nested(schema, table_type, field_id, updates)
+
+    def _column_name(self, field_id: int) -> str:
+        name = self.table_schema.find_column_name(field_id)
+        assert name is not None
+        return name
 
     def _walk_nested(self, schema: Schema, table_type: IcebergType, field_id: int, updates: SchemaUpdates) -> None:
         if schema.type is Type.STRUCT and isinstance(table_type, StructType):
             self._walk_struct(schema, table_type, field_id, updates)
         elif schema.type is Type.ARRAY and isinstance(table_type, ListType):
             assert schema.value_schema is not None
-            self._walk_nested(schema.value_schema, table_type.element_type, table_type.element_id, updates)
+            self._walk_value(schema.value_schema, table_type.element_type, table_type.element_id,
+                             table_type.element_required, updates)
         elif schema.type is Type.MAP and isinstance(table_type, MapType):
             assert schema.value_schema is not None
-            self._walk_nested(schema.value_schema, table_type.value_type, table_type.value_id, updates)
+            self._walk_value(schema.value_schema, table_type.value_type, table_type.value_id,
+                             table_type.value_required, updates)
 
     # --- columns --------------------------------------------------------------------
 
@@ -357,6 +419,64 @@ class RecordConverter:
                 values = [row.get_without_default(connect_field) for row in rows]
             columns.append((values, convert))
         return columns
+
+
+def registry_schema_note(schema: Schema | None) -> SchemaUpdates | None:
+    """Provenance-only updates naming the registry schema of ``schema`` (a new table's sample), or None."""
+    source = registry_schema_of(schema)
+    if source is None:
+        return None
+    note = SchemaUpdates()
+    note.note_registry_schema(*source)
+    return note
+
+
+_INTEGERS = (IntegerType, LongType)
+_NUMBERS = (IntegerType, LongType, FloatType, DoubleType)
+_TEMPORAL = (DateType, TimeType, TimestampType, TimestamptzType)
+_BINARY = (BinaryType, FixedType, UUIDType)
+
+
+def conversion_conflict(table_type: IcebergType, schema: Schema) -> IcebergType | None:
+    """The record's Iceberg type when a column of ``table_type`` cannot take values of ``schema``, else None.
+
+    A column takes: its own type; a type it widens to (int -> long, float ->
+    double: an evolution); narrower numbers (int into long, any integer or
+    float into float/double, integers and same-scale decimals into a decimal);
+    integers, strings and other temporal values into dates, times and
+    timestamps; strings and bytes into uuid and bytes columns; maps into
+    structs; and structs, lists and maps into strings (as JSON text) — the
+    conversions the Iceberg sink performs without changing what the column
+    means. Anything else (string -> int, int -> string, boolean -> int,
+    decimal scale changes, struct -> list, ...) is a conflict. Nested types
+    only compare their kind here; their contents are checked field by field.
+    """
+    record_type = iceberg_type_for(schema)
+    return None if _writable(table_type, record_type) else record_type
+
+
+def _writable(table: IcebergType, record: IcebergType) -> bool:
+    if isinstance(table, StructType):
+        return isinstance(record, (StructType, MapType))
+    if isinstance(table, (ListType, MapType)):
+        return type(record) is type(table)
+    if isinstance(record, (StructType, ListType, MapType)):
+        return isinstance(table, StringType)
+    if isinstance(table, DecimalType):
+        return isinstance(record, _INTEGERS) or (isinstance(record, DecimalType) and record.scale == table.scale)
+    if isinstance(table, _INTEGERS):
+        return isinstance(record, _INTEGERS)
+    if isinstance(table, (FloatType, DoubleType)):
+        return isinstance(record, _NUMBERS)
+    if isinstance(table, _TEMPORAL):
+        return isinstance(record, _TEMPORAL + _INTEGERS + (StringType,))
+    if isinstance(table, _BINARY):
+        return isinstance(record, _BINARY) or (isinstance(table, UUIDType) and isinstance(record, StringType))
+    if isinstance(table, StringType):
+        return isinstance(record, (StringType, UUIDType))
+    if isinstance(table, BooleanType):
+        return isinstance(record, BooleanType)
+    return table == record
 
 
 def _field_name(key: Any) -> str:

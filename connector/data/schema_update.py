@@ -18,6 +18,20 @@ there is no "first", so :meth:`SchemaUpdates.merge` raises on conflicts.
 :func:`apply_schema_updates` refreshes the table, drops what is already there
 and commits the rest as one ``update_schema()`` transaction, retried on
 commit conflicts (3 attempts, like the sink's ``SCHEMA_UPDATE_RETRIES``).
+
+Schema Registry provenance. Requests can carry the registry schema ids that
+asked for them (:meth:`SchemaUpdates.note_registry_schema`). Applying them
+records, in the same commit, two kinds of table properties:
+
+* ``icefloe.schema-registry.<topic>.schema-ids`` — the ids (comma-separated,
+  in the order they were first applied) of ``<topic>``'s value schemas that
+  created or evolved the table;
+* ``icefloe.schema-registry.iceberg-schema.<N>`` — the registry ids whose
+  requests produced the table's Iceberg schema ``N``.
+
+From the second and the table's schema history, :func:`registry_ids_of_column`
+tells which registry schema gave a column its current type, so an
+:class:`IncompatibleSchemaChange` can name both schema ids.
 """
 
 from __future__ import annotations
@@ -49,6 +63,60 @@ from connector.api.errors import DataException
 log = logging.getLogger(__name__)
 
 SCHEMA_UPDATE_ATTEMPTS = 3
+REGISTRY_PROPERTY_PREFIX = "icefloe.schema-registry."
+EVOLVABLE_CHANGES = ("only adding columns (nested too), widening int -> long and float -> double, "
+                     "and making required columns optional evolve a table")
+
+
+def topic_schema_ids_property(topic: str) -> str:
+    """The table property listing the registry schema ids of ``topic`` that created or evolved the table."""
+    return f"{REGISTRY_PROPERTY_PREFIX}{topic}.schema-ids"
+
+
+def iceberg_schema_property(schema_id: int) -> str:
+    """The table property naming the registry schema ids that produced Iceberg schema ``schema_id``."""
+    return f"{REGISTRY_PROPERTY_PREFIX}iceberg-schema.{schema_id}"
+
+
+def _ids(text: str | None) -> list[int]:
+    return [int(part) for part in (text or "").split(",") if part.strip().lstrip("-").isdigit()]
+
+
+def _join(ids) -> str:
+    return ",".join(str(i) for i in ids)
+
+
+class IncompatibleSchemaChange(DataException):
+    """A record's schema gives an existing column a type the table cannot evolve to (e.g. string -> int).
+
+    Raised when evolution is on; ``column`` is the full column name,
+    ``field_id`` its Iceberg field id. :meth:`for_table` adds the table, the
+    registry schema ids and the record's coordinates to the message.
+    """
+
+    def __init__(self, column: str, field_id: int, table_type: IcebergType, record_type: IcebergType,
+                 message: str | None = None):
+        self.column = column
+        self.field_id = field_id
+        self.table_type = table_type
+        self.record_type = record_type
+        super().__init__(message or (
+            f"Incompatible schema change: column '{column}' is {table_type} in the table, the record's "
+            f"schema makes it {record_type}; {EVOLVABLE_CHANGES}"))
+
+    def for_table(self, table_name: str, table: Table | None, schema_id: int | None,
+                  where: str) -> "IncompatibleSchemaChange":
+        """The same error, naming ``table_name``, the registry schema ids and the record (``where``)."""
+        old_ids = registry_ids_of_column(table, self.field_id) if table is not None else []
+        old = (f"schema id {', '.join(map(str, old_ids))}" if old_ids
+               else "no registry schema id recorded for it")
+        new = f"schema id {schema_id}" if schema_id is not None else "the record's schema (no registry schema id)"
+        message = (
+            f"Incompatible schema change for table {table_name}: column '{self.column}' is "
+            f"{self.table_type} ({old}), {new} makes it {self.record_type}. {EVOLVABLE_CHANGES[0].upper()}"
+            f"{EVOLVABLE_CHANGES[1:]}; the table was not changed. Record: {where}"
+        )
+        return IncompatibleSchemaChange(self.column, self.field_id, self.table_type, self.record_type, message)
 
 
 @dataclass(frozen=True)
@@ -90,6 +158,7 @@ class SchemaUpdates:
         self._add_columns: dict[str, AddColumn] = {}
         self._update_types: dict[str, UpdateType] = {}
         self._make_optionals: dict[str, MakeOptional] = {}
+        self._registry_ids: dict[str, list[int]] = {}  # topic -> registry schema ids (provenance only)
 
     # --- recording ------------------------------------------------------------------
 
@@ -124,6 +193,21 @@ class SchemaUpdates:
         else:
             self.make_optional(update.name)
 
+    def note_registry_schema(self, topic: str, schema_id: int) -> None:
+        """Registry schema ``schema_id`` (of ``topic``'s values) asked for these updates, or creates the table.
+
+        Provenance only: it is recorded in the table's properties when the
+        updates are applied and does not count as an update (``bool()``, ``len()``).
+        """
+        ids = self._registry_ids.setdefault(topic, [])
+        if schema_id not in ids:
+            ids.append(schema_id)
+
+    @property
+    def registry_schema_ids(self) -> dict[str, list[int]]:
+        """Topic -> the registry schema ids noted for these updates."""
+        return {topic: list(ids) for topic, ids in getattr(self, "_registry_ids", {}).items()}
+
     def merge(self, other: "SchemaUpdates") -> "SchemaUpdates":
         """A new collection with both sets of requests; DataException if two add-column types conflict."""
         result = SchemaUpdates()
@@ -132,6 +216,9 @@ class SchemaUpdates:
                 result._merge_add_column(add)
             result._update_types.update(source._update_types)
             result._make_optionals.update(source._make_optionals)
+            for topic, ids in source.registry_schema_ids.items():
+                for schema_id in ids:
+                    result.note_registry_schema(topic, schema_id)
         return result
 
     def _merge_add_column(self, request: AddColumn) -> None:
@@ -171,7 +258,8 @@ class SchemaUpdates:
         return isinstance(other, SchemaUpdates) and list(self) == list(other)
 
     def __repr__(self) -> str:
-        return f"SchemaUpdates({list(self)!r})"
+        notes = self.registry_schema_ids
+        return f"SchemaUpdates({list(self)!r}{f', registry schema ids {notes}' if notes else ''})"
 
 
 # --- type merging -----------------------------------------------------------------------
@@ -296,34 +384,108 @@ def apply_schema_updates(table: Table, updates: SchemaUpdates) -> bool:
 
     Refreshes first and applies only what is missing, so several tasks (or a
     retry) asking for the same change commit it once. Retries commit
-    conflicts up to :data:`SCHEMA_UPDATE_ATTEMPTS` times.
+    conflicts up to :data:`SCHEMA_UPDATE_ATTEMPTS` times. Registry schema ids
+    noted on ``updates`` are recorded in the table's properties in the same
+    commit (with no schema change pending — a table just created from a
+    registry schema — they are recorded alone).
     """
-    if not updates:
+    notes = updates.registry_schema_ids
+    if not updates and not notes:
         return False
     for attempt in range(1, SCHEMA_UPDATE_ATTEMPTS + 1):
         table.refresh()
         pending = pending_updates(table.schema(), updates)
-        if not pending:
+        properties = _topic_properties(table, notes)
+        attribute = [i for ids in notes.values() for i in ids]
+        if not pending and iceberg_schema_property(table.schema().schema_id) in table.properties:
+            attribute = []  # the current schema's origin is already known: nothing is created or changed
+        if not pending and not properties and not attribute:
             log.info("Schema for table %s already up-to-date", table.name())
             return False
         try:
-            _commit(table, pending)
+            _commit(table, pending, properties, sorted(set(attribute)))
         except CommitFailedException:
             if attempt == SCHEMA_UPDATE_ATTEMPTS:
                 raise
             log.warning("Schema update of %s conflicted (attempt %d), retrying", table.name(), attempt)
             continue
-        log.info("Schema for table %s updated: %s", table.name(), pending)
-        return True
+        if pending:
+            log.info("Schema for table %s updated: %s", table.name(), pending)
+        return bool(pending)
     return False  # pragma: no cover - the loop returns or raises
 
 
-def _commit(table: Table, pending: SchemaUpdates) -> None:
-    with table.update_schema() as update:
-        for add in pending.add_columns:
-            path = (add.name,) if add.parent is None else (add.parent, add.name)
-            update.add_column(path, add.type)
-        for widen in pending.update_types:
-            update.update_column(widen.name, field_type=widen.type)
-        for optional in pending.make_optionals:
-            update.make_column_optional(optional.name)
+def _topic_properties(table: Table, notes: dict[str, list[int]]) -> dict[str, str]:
+    """The per-topic schema-id properties that change with ``notes``."""
+    properties = {}
+    for topic, ids in notes.items():
+        key = topic_schema_ids_property(topic)
+        known = _ids(table.properties.get(key))
+        merged = known + [i for i in ids if i not in known]
+        if merged != known:
+            properties[key] = _join(merged)
+    return properties
+
+
+def _commit(table: Table, pending: SchemaUpdates, properties: dict[str, str] | None = None,
+            attribute: list[int] | None = None) -> None:
+    if not properties and not attribute:
+        with table.update_schema() as update:
+            _stage(update, pending)
+        return
+    transaction = table.transaction()
+    if pending:
+        with transaction.update_schema() as update:
+            _stage(update, pending)
+    properties = dict(properties or {})
+    if attribute:
+        properties[iceberg_schema_property(transaction.table_metadata.current_schema_id)] = _join(attribute)
+    transaction.set_properties(properties)
+    transaction.commit_transaction()
+
+
+def _stage(update, pending: SchemaUpdates) -> None:
+    for add in pending.add_columns:
+        path = (add.name,) if add.parent is None else (add.parent, add.name)
+        update.add_column(path, add.type)
+    for widen in pending.update_types:
+        update.update_column(widen.name, field_type=widen.type)
+    for optional in pending.make_optionals:
+        update.make_column_optional(optional.name)
+
+
+# --- provenance ------------------------------------------------------------------------
+
+
+def registry_ids_of_column(table: Table, field_id: int) -> list[int]:
+    """The registry schema ids that gave column ``field_id`` its current type (empty if not recorded).
+
+    Walks the table's schema history back from the current schema while the
+    column keeps its type (for nested columns: its kind), and reads the ids
+    recorded for the oldest such schema.
+    """
+    current = table.schema()
+    try:
+        column = current.find_field(field_id)
+    except ValueError:
+        return []
+    origin = None
+    for schema in sorted(table.metadata.schemas, key=lambda s: s.schema_id, reverse=True):
+        if schema.schema_id > current.schema_id:
+            continue
+        try:
+            past = schema.find_field(field_id)
+        except ValueError:
+            break
+        if not _same_kind(past.field_type, column.field_type):
+            break
+        origin = schema.schema_id
+    if origin is None:
+        return []
+    return _ids(table.properties.get(iceberg_schema_property(origin)))
+
+
+def _same_kind(left: IcebergType, right: IcebergType) -> bool:
+    if isinstance(left, PrimitiveType) or isinstance(right, PrimitiveType):
+        return left == right
+    return type(left) is type(right)

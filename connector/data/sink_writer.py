@@ -26,11 +26,12 @@ from connector.api.struct import Struct
 from connector.channel.offsets import committed_offsets
 from connector.config.sink_config import SinkConfig
 from connector.data.json_batch import JsonBatchConverter
-from connector.data.record_converter import RecordConversionError, RecordConverter
+from connector.data.record_converter import RecordConversionError, RecordConverter, registry_schema_note
 from connector.data.router import RecordRouter
-from connector.data.schema_update import SchemaUpdates
+from connector.data.schema_update import IncompatibleSchemaChange, SchemaUpdates
 from connector.data.type_mapping import iceberg_schema_for, infer_iceberg_schema
 from connector.data.writer import write_data_files
+from connector.records import value_schema_id
 
 FLUSH_ROWS = 500_000
 
@@ -108,6 +109,8 @@ class SinkWriter:
             return state.record_converter.convert([r.value for r in records], [r.value_schema for r in records])
         except RecordConversionError as exc:
             record = records[exc.index]
+            if isinstance(exc.cause, IncompatibleSchemaChange):
+                raise exc.cause.for_table(state.name, state.table, value_schema_id(record), record.describe()) from exc
             raise DataException(
                 f"An error occurred converting record, {record.describe()}, table: {state.name}: "
                 f"{exc.cause if getattr(exc, 'cause', None) else exc}"
@@ -183,6 +186,9 @@ class SinkWriter:
                     f"iceberg.tables.auto-create-enabled=true"
                 ) from None
             needs.create[table_name] = self._schema_for_new_table(table_name, sample_value, sample_schema, where)
+            note = registry_schema_note(sample_schema)  # which registry schema creates the table
+            if note is not None:
+                needs.updates[table_name] = note
             return None
         state = _TableState(table_name, table, self.config)
         self.tables[table_name] = state

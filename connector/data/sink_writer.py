@@ -168,6 +168,24 @@ class SinkWriter:
             raise DataException(f"An error occurred converting record, {where}: invalid JSON: {exc}") from exc
         return self._open(table_name, sample, None, needs, where)
 
+    # --- columnar path with batch SMTs (connector/task.py converts; tables and buffers here) ---
+
+    def existing_table(self, table_name: str) -> _TableState | None:
+        """The state of ``table_name`` if the table exists (loaded on first use), else None."""
+        state = self.tables.get(table_name)
+        if state is None:
+            try:
+                table = self.catalog.load_table(table_name)
+            except NoSuchTableError:
+                return None
+            state = self.tables[table_name] = _TableState(table_name, table, self.config)
+        return state
+
+    def buffer_converted(self, converted: dict[str, pa.Table]) -> None:
+        """Buffer tables already converted to the schemas of their (existing) destination tables."""
+        for table_name, data in converted.items():
+            self._buffer(self.tables[table_name], data)
+
     # --- tables ----------------------------------------------------------------------
 
     def _state(self, table_name: str, sample: SinkRecord, needs: SchemaNeeds) -> _TableState | None:

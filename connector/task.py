@@ -7,31 +7,42 @@ committing is the coordinator's job on the driver.
 
 Two paths produce the same rows: the per-record path (converters → SMT chain
 → router → record converter), and a columnar path used when the value is
-schemaless JSON, there are no SMTs and every record goes to every table, where
-whole Arrow columns are decoded at once.
+schemaless JSON and every record goes to every table, where whole Arrow
+columns are decoded at once, then transformed by the batch form of the SMT
+chain if there is one (``smt.batch``; see docs/smt.md, "Batch path"). A batch
+the columnar path cannot convert exactly as the per-record path would goes
+through the per-record path instead.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import os
+from collections import Counter
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.data.json_batch import parse_json_objects
 from connector.data.sink_writer import SchemaNeeds, SinkWriter
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import OffsetRange
 from connector.kafka.range_reader import read_range
 from connector.records import RecordDecoder
+from smt.batch import BatchTransformationChain, Declined, RecordBatchView, Values
 from smt.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
 READ_BATCH_SIZE = 50_000
+#: Set to "false" to run every batch through the per-record path (an escape hatch, and for comparisons).
+COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
 
 
 class TaskPipeline:
@@ -42,22 +53,106 @@ class TaskPipeline:
     :class:`SchemaNeeds` (stop and ask the coordinator, or apply them inline).
     """
 
-    def __init__(self, config: SinkConfig, task_id: str):
+    def __init__(self, config: SinkConfig, task_id: str, *, columnar: bool | None = None):
+        """``columnar=False`` (or ``ICEFLOE_COLUMNAR=false``) forces the per-record path."""
+        if columnar is None:
+            columnar = os.environ.get(COLUMNAR_ENV, "true").strip().lower() != "false"
         self.config = config
+        self.task_id = task_id
         self.decoder = RecordDecoder.from_config(config)
         self.chain = TransformationChain.from_config(config.props)
         self.catalog = load_catalog(config.props)
         self.writer = SinkWriter(config, self.catalog, task_id)
-        self.columnar = (
+        self.columnar = columnar and (
             self.decoder.schemaless_json_value
             and not config.connect.raw.get("transforms", "").strip()
             and self.writer.router.routes_everything_everywhere
         )
+        self.batch_chain: BatchTransformationChain | None = None
+        self.path = "columnar" if self.columnar else "per-record"
+        if columnar and not self.columnar:
+            self.batch_chain, reason = self._batch_chain()
+            if self.batch_chain is not None:
+                self.path = "columnar with batch SMTs"
+            log.info("Task %s: %s path (%s)", task_id, self.path, reason)
+        elif self.columnar:
+            log.info("Task %s: columnar path (schemaless JSON, no SMTs)", task_id)
+        self.batches: Counter = Counter()  # batches per path taken, and per reason for declining
 
     def process(self, batch) -> SchemaNeeds:
         """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change."""
         if self.columnar:
             return self.writer.write_json_values(batch)
+        if self.batch_chain is not None:
+            needs = self._process_columnar(batch)
+            if needs is not None:
+                self.batches["columnar"] += 1
+                return needs
+        self.batches["per-record"] += 1
+        return self._process_per_record(batch)
+
+    # --- columnar path with batch SMTs ---------------------------------------------------
+
+    def _batch_chain(self) -> tuple[BatchTransformationChain | None, str]:
+        """The chain's batch form and why (not), for a log line."""
+        if not self.decoder.schemaless_json_value:
+            return None, "values are not schemaless JSON"
+        if not self.writer.router.routes_everything_everywhere:
+            return None, "records are routed by a field or dynamically"
+        if len(self.chain) == 0:
+            return None, "no transforms"
+        batch_chain = BatchTransformationChain.from_chain(self.chain)
+        if batch_chain is None:
+            return None, BatchTransformationChain.why_not(self.chain) or "no batch form"
+        return batch_chain, "transforms: " + ", ".join(s.type_name for s in self.chain.stages)
+
+    def _declined(self, reason: str) -> None:
+        self.batches[f"declined: {reason}"] += 1
+        log.debug("Task %s: batch declined by the columnar path (%s); converting record by record",
+                  self.task_id, reason)
+
+    def _process_columnar(self, batch) -> SchemaNeeds | None:
+        """Parse, transform and convert column-wise; None if the per-record path must run instead.
+
+        Everything that could make the result differ from the per-record path's
+        (including every error, and any table creation or schema change)
+        declines, so errors and schema needs always come from the per-record path.
+        """
+        parsed = parse_json_objects(batch.column("value"))
+        if parsed is None:
+            return self._declined("values")
+        view = RecordBatchView.from_raw(batch, Values(parsed.array, parsed.loose))
+        try:
+            view = self.batch_chain.apply(view)
+        except Declined as reason:
+            return self._declined(f"transforms ({reason})")
+        except Exception:  # a bug in a batch form must not fail a batch the per-record path handles
+            log.warning("Task %s: batch SMT chain failed; converting record by record", self.task_id,
+                        exc_info=True)
+            return self._declined("transforms (error)")
+        values = view.value.array
+        written = values.is_valid()  # null values (tombstones) are skipped, as per record
+        if not pc.any(written).as_py():
+            return SchemaNeeds()
+        if not pa.types.is_struct(values.type):
+            return self._declined("values are not maps after the transforms")
+        converted = {}
+        for table_name in self.writer.router.static_tables:
+            state = self.writer.existing_table(table_name)
+            if state is None:
+                return self._declined("table to create")
+            keep = pc.and_(written, _not_committed(view, state.offsets))
+            chosen = values.filter(keep)
+            if len(chosen) == 0:
+                continue
+            table = state.json_converter.convert_struct(chosen)
+            if table is None:
+                return self._declined("conversion")
+            converted[table_name] = table
+        self.writer.buffer_converted(converted)
+        return SchemaNeeds()
+
+    def _process_per_record(self, batch) -> SchemaNeeds:
         records = []
         for record in self.decoder.decode_batch(batch):
             transformed = self.chain.apply(record)
@@ -72,7 +167,26 @@ class TaskPipeline:
 
     def close(self):
         """Flush buffers: (data files per table, rows written per table)."""
+        if self.batch_chain is not None and self.batches:
+            log.info("Task %s: batches by path: %s", self.task_id,
+                     ", ".join(f"{k}: {v}" for k, v in sorted(self.batches.items())))
         return self.writer.close()
+
+
+def _not_committed(view: RecordBatchView, committed: dict) -> pa.Array:
+    """Rows at or after their source partition's committed offset (the rest were written before)."""
+    keep = pa.array(np.ones(view.num_rows, dtype=bool))
+    if not committed:
+        return keep
+    for topic in pc.unique(view.original_topic).to_pylist():
+        for partition in pc.unique(view.original_partition).to_pylist():
+            start = committed.get((topic, partition))
+            if start is None:
+                continue
+            before = pc.and_(pc.and_(pc.equal(view.original_topic, topic), pc.equal(view.original_partition, partition)),
+                             pc.less(view.offset, start))
+            keep = pc.and_(keep, pc.invert(before))
+    return keep
 
 
 class SinkTask:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
@@ -57,6 +58,7 @@ from pyiceberg.types import (
     IntegerType,
     ListType,
     LongType,
+    MapType,
     StringType,
     StructType,
     TimestampType,
@@ -367,6 +369,63 @@ class JsonBatchConverter:
         self.slow_batches += 1
         return self.records.convert(decode_json_values(values))
 
+    # --- already-parsed maps (the columnar path with batch SMTs) ---------------------
+
+    struct_batches = 0  # batches convert_struct converted
+    struct_declines = 0  # batches it left to the per-record path
+
+    def convert_struct(self, values: pa.Array) -> pa.Table | None:
+        """Maps already in Arrow (a struct array, see :func:`parse_json_objects`) → a table of this schema.
+
+        Row ``i`` stands for the dict whose items are the row's non-null
+        fields (null fields may be absent keys or keys with null values:
+        :class:`RecordConverter` treats both alike). The result equals
+        ``RecordConverter.convert`` of those dicts; None means "not sure"
+        (or the per-record path would raise or ask for schema updates), and
+        the caller converts the records one by one instead.
+        """
+        if not self._enabled or not pa.types.is_struct(values.type):
+            self.struct_declines += 1
+            return None
+        try:
+            table = self._from_struct(values)
+        except _Decline as reason:
+            log.debug("Struct conversion declined: %s", reason)
+        except Exception:  # a bug here must not fail a batch the per-record path converts
+            self.fast_failures += 1
+            log.warning("Struct conversion failed; converting record by record", exc_info=True)
+        else:
+            self.struct_batches += 1
+            return table
+        self.struct_declines += 1
+        return None
+
+    def _from_struct(self, values: pa.StructArray) -> pa.Table:
+        if values.null_count:
+            raise _Decline("null values")
+        strict = self.evolve or self._case_insensitive
+        names = [values.type.field(i).name for i in range(values.type.num_fields)]
+        children = dict(zip(names, values.flatten()))
+        known = {c.name for c in self._columns}
+        for name, child in children.items():
+            if name in known:
+                continue
+            if self._case_insensitive and name.lower() in self._lower_names:
+                raise _Decline(f"key {name} matches a column case-insensitively")
+            if self.evolve and _holds_value(child):
+                raise _Decline(f"new column {name}")
+        columns = []
+        for field, column in zip(self.records.table_schema.fields, self._columns):
+            source = children.get(field.name)
+            if source is None:
+                array = pa.nulls(len(values), type=column.target)
+            else:
+                array = _from_arrow(source, field.field_type, column.target, strict)
+            if column.required and array.null_count:
+                raise _Decline(f"required column {column.name} is null")
+            columns.append(array)
+        return pa.Table.from_arrays(columns, schema=self.arrow_schema)
+
     # --- fast path ------------------------------------------------------------------
 
     def _fast(self, values: Sequence[bytes]) -> pa.Table:
@@ -465,3 +524,267 @@ def decode_json_values(values: Sequence[bytes]) -> list[Any]:
             cause = DataException(f"Converting byte[] to Kafka Connect data failed due to serialization error: {e}")
             raise RecordConversionError(index, cause) from e
     return decoded
+
+
+# --- Arrow values of any type → a table type (the columnar path with batch SMTs) ---------------
+
+
+def _holds_value(array: pa.Array) -> bool:
+    return array.null_count != len(array) and _carries_value(array.type)
+
+
+def _is_list(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+
+
+def _from_arrow(source: pa.Array, iceberg_type: IcebergType, target: pa.DataType, strict: bool) -> pa.Array:
+    """What RecordConverter makes of the Python values of ``source`` (see ``convert_struct``), or _Decline."""
+    if source.null_count == len(source):
+        return pa.nulls(len(source), type=target)
+    kind = source.type
+    if isinstance(iceberg_type, StructType):
+        if not pa.types.is_struct(kind):
+            raise _Decline("not a map where a struct is expected")
+        return _struct_from_arrow(source, iceberg_type, target, strict)
+    if isinstance(iceberg_type, ListType):
+        if not _is_list(kind):
+            raise _Decline("not a list where a list is expected")
+        return _list_from_arrow(source, iceberg_type, target, strict)
+    if isinstance(iceberg_type, MapType) or pa.types.is_struct(kind) or _is_list(kind):
+        raise _Decline("map or nested value needs the per-record path")
+    is_int, is_float = pa.types.is_integer(kind), pa.types.is_floating(kind)
+    is_text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    if isinstance(iceberg_type, BooleanType):
+        if pa.types.is_boolean(kind):
+            return source
+        raise _Decline("boolean column from other values")
+    if isinstance(iceberg_type, (LongType, IntegerType)) and (is_int or is_float):
+        longs = source.cast(pa.int64()) if is_int else _truncated_doubles(source)
+        return _to_int32(longs) if isinstance(iceberg_type, IntegerType) else longs
+    if isinstance(iceberg_type, (DoubleType, FloatType)) and (is_int or is_float):
+        if is_int and _max_abs(source) >= _EXACT_DOUBLE_LIMIT:
+            raise _Decline("integer beyond exact double range")
+        doubles = source.cast(pa.float64(), safe=False)
+        return doubles.cast(pa.float32(), safe=False) if isinstance(iceberg_type, FloatType) else doubles
+    if isinstance(iceberg_type, StringType):
+        if is_text:
+            return source.cast(pa.large_string())
+        raise _Decline("string column from other values")  # numbers' text depends on int vs float
+    if isinstance(iceberg_type, (TimestampType, TimestamptzType)):
+        if is_int:
+            return _millis_to(source.cast(pa.int64()), target)
+        if is_text:
+            parsed = temporal.parse_timestamp_array(source.cast(pa.large_string()),
+                                                    isinstance(iceberg_type, TimestamptzType))
+            if parsed is not None:
+                return parsed
+    if isinstance(iceberg_type, DateType):
+        if is_int:
+            return _to_int32(source.cast(pa.int64())).cast(target)
+        if is_text:
+            parsed = temporal.parse_date_array(source.cast(pa.large_string()))
+            if parsed is not None:
+                return parsed
+    if isinstance(iceberg_type, TimeType) and is_int:
+        return _millis_of_day(source.cast(pa.int64()), target)
+    if pa.types.is_boolean(kind) or is_float and isinstance(iceberg_type, (UUIDType, BinaryType, FixedType)):
+        raise _Decline("per-record coercion fails")
+    if is_text or is_int or is_float or pa.types.is_date32(kind) or pa.types.is_time32(kind) \
+            or pa.types.is_timestamp(kind):
+        # Python values (to_pylist) equal the per-record ones here; a float that stands for a
+        # JSON integer coerces to the same number, date, time or decimal.
+        return _per_value(coercion.primitive_coercer(iceberg_type), target)(source)
+    raise _Decline(f"values of Arrow type {kind}")
+
+
+def _max_abs(array: pa.Array) -> float:
+    bounds = pc.min_max(array).as_py()
+    return 0 if bounds["min"] is None else max(abs(bounds["min"]), abs(bounds["max"]))
+
+
+def _truncated_doubles(source: pa.Array) -> pa.Array:
+    """``Number.longValue()`` of doubles, for those exactly a long after truncation."""
+    doubles = source.cast(pa.float64())
+    if not pc.all(pc.is_finite(doubles)).as_py() or _max_abs(doubles) >= _EXACT_DOUBLE_LIMIT:
+        raise _Decline("double not exactly a long")
+    return pc.trunc(doubles).cast(pa.int64())
+
+
+def _list_from_arrow(source: pa.Array, list_type: ListType, target: pa.DataType, strict: bool) -> pa.Array:
+    start, end = source.offsets[0].as_py(), source.offsets[-1].as_py()
+    offsets = pc.subtract(source.offsets, start).cast(pa.int64())
+    elements = _from_arrow(source.values.slice(start, end - start), list_type.element_type,
+                           target.value_type, strict)
+    if list_type.element_required:
+        _no_nulls_where_valid(elements, None)
+    mask = source.is_null() if source.null_count else None
+    return pa.LargeListArray.from_arrays(offsets, elements, type=target, mask=mask)
+
+
+def _struct_from_arrow(source: pa.Array, struct: StructType, target: pa.DataType, strict: bool) -> pa.Array:
+    names = [source.type.field(i).name for i in range(source.type.num_fields)]
+    children = dict(zip(names, source.flatten()))
+    declared = {field.name for field in struct.fields}
+    if strict:
+        for name, child in children.items():
+            if name not in declared and _holds_value(child):
+                raise _Decline(f"unknown nested field {name}")
+    valid = source.is_valid() if source.null_count else None
+    arrays = []
+    for index, field in enumerate(struct.fields):
+        child_target = target.field(index).type
+        child = children.get(field.name)
+        array = pa.nulls(len(source), type=child_target) if child is None else \
+            _from_arrow(child, field.field_type, child_target, strict)
+        if field.required:
+            _no_nulls_where_valid(array, valid)
+        arrays.append(array)
+    mask = source.is_null() if source.null_count else None
+    fields = [target.field(i) for i in range(target.num_fields)]
+    return pa.StructArray.from_arrays(arrays, fields=fields, mask=mask)
+
+
+# --- schemaless JSON objects → one Arrow struct column, as JsonConverter reads them --------------
+
+
+@dataclass
+class ParsedObjects:
+    """JSON object values as one struct array (row = object, null row = null value).
+
+    Fields are the union of the objects' keys; a null field is an absent key
+    or a null value. ``loose``: top-level fields whose floating-point values
+    may stand for JSON integers (the column mixed ``1`` and ``1.5``).
+    """
+
+    array: pa.StructArray
+    loose: frozenset
+
+
+def parse_json_objects(values: pa.Array) -> ParsedObjects | None:
+    """Parse raw JSON values (bytes, null = tombstone) the way ``JsonConverter`` (schemaless) does.
+
+    None when the result could differ from the per-record decoding: a value
+    that is not one single-line JSON object, duplicate keys, a key whose
+    values are of different JSON kinds, numbers pyarrow reads differently
+    (integers beyond 64 bits, ``NaN``, ``-0.0``, floats at or beyond 2**53),
+    invalid text.
+    """
+    try:
+        return _parse_objects(values)
+    except _Decline as reason:
+        log.debug("JSON objects not parsed column-wise: %s", reason)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        log.debug("JSON objects not parsed column-wise: %s", exc)
+    return None
+
+
+def _parse_objects(values: pa.Array) -> ParsedObjects:
+    present = values.drop_null() if values.null_count else values
+    if len(present) == 0:
+        return ParsedObjects(_empty_struct(len(values), np.ones(len(values), dtype=bool)), frozenset())
+    joined = _joined_array(present)
+    table = _read_inferred(joined)
+    if table.num_rows != len(present):
+        raise _Decline("values are not one object each")
+    for column in table.columns:
+        _check_doubles(column.combine_chunks())
+    if table.num_columns == 0:
+        struct = _empty_struct(len(present), None)
+    else:
+        struct = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns],
+                                            fields=list(table.schema))
+    if values.null_count:
+        valid = values.is_valid().to_numpy(zero_copy_only=False)
+        positions = np.cumsum(valid, dtype=np.int64) - 1
+        struct = struct.take(pa.array(positions, mask=~valid))
+    loose = frozenset(f.name for f in table.schema if _has_doubles(f.type))
+    return ParsedObjects(struct, loose)
+
+
+def _empty_struct(length: int, nulls) -> pa.StructArray:
+    buffers = [None]
+    if nulls is not None and nulls.any():
+        buffers = [pa.py_buffer(np.packbits(~nulls, bitorder="little").tobytes())]
+    return pa.StructArray.from_buffers(pa.struct([]), length, buffers)
+
+
+def _joined_array(values: pa.Array) -> bytes:
+    """The values (binary, no nulls), each followed by a newline; _Decline unless each is one line with ``{``."""
+    joined = pc.binary_join_element_wise(values, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
+    data = joined.buffers()[2]
+    text = data.to_pybytes()[offsets[0]:offsets[-1]] if data is not None else b""
+    starts = offsets[:-1] - offsets[0]
+    if np.any(np.diff(offsets) < 2):
+        raise _Decline("empty value")
+    first = np.frombuffer(text, dtype=np.uint8)[starts]
+    if not np.all(first == _OPEN_BRACE) or b"\r" in text or text.count(b"\n") != len(values):
+        raise _Decline("not one single-line JSON object per value")
+    return text
+
+
+def _read_inferred(joined: bytes) -> pa.Table:
+    options = pa_json.ReadOptions(use_threads=False, block_size=_block_size(joined))
+    try:
+        table = pa_json.read_json(io.BytesIO(joined), read_options=options)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise _Decline(str(e)) from e
+    if not any(_has_timestamps(f.type) for f in table.schema):
+        return table
+    # pyarrow reads date-like strings as timestamps; JsonConverter keeps strings
+    schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])
+    try:
+        return pa_json.read_json(io.BytesIO(joined), read_options=options,
+                                 parse_options=pa_json.ParseOptions(explicit_schema=schema))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise _Decline(str(e)) from e
+
+
+def _has_timestamps(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_timestamp(arrow_type):
+        return True
+    if pa.types.is_struct(arrow_type):
+        return any(_has_timestamps(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    if _is_list(arrow_type):
+        return _has_timestamps(arrow_type.value_type)
+    return False
+
+
+def _timestamps_as_strings(arrow_type: pa.DataType) -> pa.DataType:
+    if pa.types.is_timestamp(arrow_type):
+        return pa.string()
+    if pa.types.is_struct(arrow_type):
+        return pa.struct([pa.field(arrow_type.field(i).name, _timestamps_as_strings(arrow_type.field(i).type))
+                          for i in range(arrow_type.num_fields)])
+    if pa.types.is_list(arrow_type):
+        return pa.list_(_timestamps_as_strings(arrow_type.value_type))
+    return arrow_type
+
+
+def _has_doubles(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_floating(arrow_type):
+        return True
+    if pa.types.is_struct(arrow_type):
+        return any(_has_doubles(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    if _is_list(arrow_type):
+        return _has_doubles(arrow_type.value_type)
+    return False
+
+
+_NEGATIVE_ZERO_BITS = -(2**63)
+
+
+def _check_doubles(array: pa.Array) -> None:
+    """Doubles JsonConverter would read the same way: finite, no -0.0, below 2**53 (big integers)."""
+    kind = array.type
+    if pa.types.is_struct(kind):
+        for child in array.flatten():
+            _check_doubles(child)
+    elif _is_list(kind):
+        _check_doubles(array.flatten())
+    elif pa.types.is_floating(kind) and array.null_count != len(array):
+        if not pc.all(pc.is_finite(array)).as_py() or _max_abs(array) >= _EXACT_DOUBLE_LIMIT:
+            raise _Decline("number pyarrow reads differently")
+        zeros = array.filter(pc.fill_null(pc.equal(array, 0.0), False))
+        if len(zeros) and pc.any(pc.equal(zeros.view(pa.int64()), _NEGATIVE_ZERO_BITS)).as_py():
+            raise _Decline("-0.0 (JsonConverter reads 0.0)")

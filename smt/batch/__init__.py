@@ -1,0 +1,20 @@
+"""Batch (column-wise, Arrow) forms of SMTs: the same result as the per-record chain, faster.
+
+``BatchTransformationChain.from_chain(chain)`` returns the batch form of a
+configured :class:`smt.chain.TransformationChain`, or None when some stage
+has none (the caller then runs the per-record chain). Its ``apply(view)``
+transforms a :class:`RecordBatchView` and raises :class:`Declined` whenever
+the per-record result cannot be guaranteed for that batch.
+
+Only pyarrow and numpy are used here; nothing imports Spark.
+"""
+
+from smt.batch.chain import BatchStage, BatchTransformationChain
+from smt.batch.predicates import batch_predicate
+from smt.batch.transforms import BatchTransform, batch_form, register
+from smt.batch.view import ALL, Declined, RecordBatchView, Values, normalized, normalized_value, to_python
+
+__all__ = [
+    "ALL", "BatchStage", "BatchTransform", "BatchTransformationChain", "Declined", "RecordBatchView",
+    "Values", "batch_form", "batch_predicate", "normalized", "normalized_value", "register", "to_python",
+]

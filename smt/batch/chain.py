@@ -1,0 +1,97 @@
+"""A transformation chain applied to a whole :class:`RecordBatchView` at once.
+
+Mirrors :class:`smt.chain.TransformationChain`: stages in order, each applied
+to the records its predicate selects (``predicate is None or negate XOR
+test``), records a stage drops removed before the next stage. A stage that
+applies to only some rows runs on those rows and the view is put back
+together in record order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from smt.batch.predicates import BatchTest, batch_predicate
+from smt.batch.transforms import BatchTransform, batch_form
+from smt.batch.view import RecordBatchView, concat_views
+
+
+class BatchStage:
+    def __init__(self, transform: BatchTransform, test: BatchTest | None, negate: bool, alias: str | None):
+        self.transform = transform
+        self.test = test
+        self.negate = negate
+        self.alias = alias
+
+    def apply(self, view: RecordBatchView) -> RecordBatchView:
+        if self.test is None:
+            return self.transform.apply_batch(view)
+        selected = self.test(view)
+        if self.negate:
+            selected = pc.invert(selected)
+        count = pc.sum(selected.cast(pa.int64())).as_py() or 0
+        if count == 0:
+            return view
+        if count == view.num_rows:
+            return self.transform.apply_batch(view)
+        applied = self.transform.apply_batch(view.filter(selected))
+        others = view.filter(pc.invert(selected))
+        return _interleave(applied, others, selected)
+
+
+def _interleave(applied: RecordBatchView, others: RecordBatchView, selected: pa.Array) -> RecordBatchView:
+    """Rows of ``applied`` (from the selected rows, some maybe dropped) and ``others``, in record order."""
+    if applied.num_rows == 0:
+        return others
+    merged = concat_views([applied, others])
+    order = np.argsort(merged.index.to_numpy(zero_copy_only=False), kind="stable")
+    return merged.take(pa.array(order))
+
+
+class BatchTransformationChain:
+    """The batch form of a :class:`smt.chain.TransformationChain` whose every stage has one."""
+
+    def __init__(self, stages: list[BatchStage], chain: Any = None):
+        self.stages = stages
+        self.chain = chain
+
+    @classmethod
+    def from_chain(cls, chain: Any) -> "BatchTransformationChain | None":
+        """The batch form of ``chain``, or None if some stage (or its predicate) has none."""
+        stages = []
+        for stage in chain.stages:
+            transform = batch_form(stage.transformation)
+            if transform is None:
+                return None
+            test = None
+            if stage.predicate is not None:
+                test = batch_predicate(stage.predicate)
+                if test is None:
+                    return None
+            stages.append(BatchStage(transform, test, bool(stage.negate), stage.alias))
+        return cls(stages, chain)
+
+    @staticmethod
+    def why_not(chain: Any) -> str | None:
+        """The first stage without a batch form, described; None if every stage has one."""
+        for stage in chain.stages:
+            if batch_form(stage.transformation) is None:
+                return f"transformation '{stage.alias}' ({stage.type_name}) has no batch form for its config"
+            if stage.predicate is not None and batch_predicate(stage.predicate) is None:
+                return f"the predicate of transformation '{stage.alias}' has no batch form"
+        return None
+
+    def apply(self, view: RecordBatchView) -> RecordBatchView:
+        """Run every stage; raises :class:`~smt.batch.view.Declined` when the per-record path must run."""
+        for stage in self.stages:
+            if view.num_rows == 0:
+                break
+            view = stage.apply(view)
+        return view
+
+    def __len__(self) -> int:
+        return len(self.stages)

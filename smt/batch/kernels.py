@@ -1,0 +1,114 @@
+"""Column-wise building blocks shared by the batch SMTs: kinds, per-distinct-value functions, casts.
+
+A value's *kind* is what the per-record SMTs branch on (``isinstance`` checks
+on the Python value); here it is read off the Arrow type.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from smt.batch.view import Declined, constant
+
+BOOL, INT, FLOAT, STRING, LIST, MAP, DATE, TIME, TIMESTAMP, NULL = (
+    "bool", "int", "float", "string", "list", "map", "date", "time", "timestamp", "null")
+
+EXACT_DOUBLE = 2.0**53
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+
+def kind(array: pa.Array) -> str:
+    """The Python kind of the array's values (per-record: their ``type``)."""
+    t = array.type
+    if pa.types.is_null(t):
+        return NULL
+    if pa.types.is_boolean(t):
+        return BOOL
+    if pa.types.is_integer(t):
+        return INT
+    if pa.types.is_floating(t):
+        return FLOAT
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return STRING
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return LIST
+    if pa.types.is_struct(t):
+        return MAP
+    if pa.types.is_date32(t):
+        return DATE
+    if pa.types.is_time32(t):
+        return TIME
+    if pa.types.is_timestamp(t):
+        return TIMESTAMP
+    raise Declined(f"values of Arrow type {t}")
+
+
+def has_values(array: pa.Array) -> bool:
+    return array.null_count != len(array)
+
+
+def like(array: pa.Array, value: Any, type: pa.DataType) -> pa.Array:
+    """``value`` wherever ``array`` is valid, null elsewhere."""
+    filled = constant(value, len(array), type)
+    if array.null_count == 0:
+        return filled
+    return pc.if_else(array.is_valid(), filled, pa.scalar(None, type=type))
+
+
+def empty_lists_like(array: pa.Array) -> pa.Array:
+    offsets = pa.array(np.zeros(len(array) + 1, dtype=np.int32))
+    mask = array.is_null() if array.null_count else None
+    return pa.ListArray.from_arrays(offsets, pa.array([], type=pa.null()), mask=mask)
+
+
+def max_abs(array: pa.Array) -> float:
+    bounds = pc.min_max(array).as_py()
+    if bounds["min"] is None:
+        return 0.0
+    return max(abs(bounds["min"]), abs(bounds["max"]))
+
+
+def map_distinct(array: pa.Array, function: Callable[[Any], Any], out_type: pa.DataType) -> pa.Array:
+    """``function`` of each non-null value, computed once per distinct value.
+
+    Any exception from ``function`` declines the batch (the per-record path
+    then raises the SMT's own error with the record's coordinates).
+    """
+    if not has_values(array):
+        return pa.nulls(len(array), type=out_type)
+    encoded = pc.dictionary_encode(array)
+    try:
+        mapped = pa.array([function(v) for v in encoded.dictionary.to_pylist()], type=out_type)
+    except Declined:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the per-record path reports it properly
+        raise Declined(f"{type(exc).__name__}: {exc}") from exc
+    return mapped.take(encoded.indices)
+
+
+def nonzero_sign(value: float) -> bool:
+    return math.copysign(1.0, value) > 0
+
+
+def floor_div(array: pa.Array, divisor: int) -> pa.Array:
+    """Floor division of an int64 array (Python's ``//``), nulls kept."""
+    values = array.to_numpy(zero_copy_only=False)
+    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    filled = np.where(valid, values, 0).astype(np.int64)
+    return pa.array(np.floor_divide(filled, divisor), mask=~valid)
+
+
+def floor_mod(array: pa.Array, divisor: int) -> pa.Array:
+    values = array.to_numpy(zero_copy_only=False)
+    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    filled = np.where(valid, values, 0).astype(np.int64)
+    return pa.array(np.mod(filled, divisor), mask=~valid)
+
+
+def int64_values(array: pa.Array) -> pa.Array:
+    return array if array.type == pa.int64() else array.cast(pa.int64())

@@ -119,7 +119,9 @@ def parse_connect_config(props: Mapping[str, Any], worker: Mapping[str, str] | N
 def _converter_config(props: Mapping[str, Any], worker: Mapping[str, str], prop: str, own: str | None) -> dict[str, str]:
     # A converter named by the connector gets only the connector's settings; one
     # inherited from the worker gets the worker's (Connect's Plugins.newConverter).
-    source = props if own else worker
+    # With neither (no worker file), icefloe's built-in default takes the
+    # connector's settings, so `value.converter.schemas.enable=false` alone works.
+    source = worker if not own and worker.get(prop) else props
     return prefixed(source, prop + ".")
 
 

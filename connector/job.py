@@ -21,6 +21,7 @@ from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import end_offsets
 from connector.kafka.topics import resolve_partitions
+from connector.task import probe_schema_needs
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,8 @@ class SinkJob:
         if until_caught_up:  # a backfill is not capped by tasks.max nor by the partition count
             max_tasks = max(max_tasks, default_parallelism)
         self.coordinator = Coordinator(config, load_catalog(config.props), self.client_conf,
-                                       max_tasks=max_tasks, split_large=until_caught_up)
+                                       max_tasks=max_tasks, split_large=until_caught_up,
+                                       probe=probe_schema_needs)
 
     def run(self) -> JobSummary:
         summary = JobSummary()

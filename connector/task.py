@@ -78,6 +78,7 @@ class TaskPipeline:
         elif self.columnar:
             log.info("Task %s: columnar path (schemaless JSON, no SMTs)", task_id)
         self.batches: Counter = Counter()  # batches per path taken, and per reason for declining
+        self._forgotten: list = []  # table states dropped by forget_tables, with their files
 
     def process(self, batch) -> SchemaNeeds:
         """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change."""
@@ -161,16 +162,28 @@ class TaskPipeline:
         return self.writer.write_records(records)
 
     def forget_tables(self, names) -> None:
-        """Reload these tables on next use (after their schema changed)."""
+        """Reload these tables on next use (after their schema changed).
+
+        Rows already buffered for such a table are written first, against the
+        schema they were converted with, and their files are kept for :meth:`close`.
+        """
         for name in names:
-            self.writer.tables.pop(name, None)
+            state = self.writer.tables.pop(name, None)
+            if state is not None:
+                self.writer._flush(state)
+                self._forgotten.append(state)
 
     def close(self):
         """Flush buffers: (data files per table, rows written per table)."""
         if self.batch_chain is not None and self.batches:
             log.info("Task %s: batches by path: %s", self.task_id,
                      ", ".join(f"{k}: {v}" for k, v in sorted(self.batches.items())))
-        return self.writer.close()
+        files, rows = self.writer.close()
+        for state in self._forgotten:
+            if state.files:
+                files[state.name] = state.files + files.get(state.name, [])
+                rows[state.name] = state.rows_written + rows.get(state.name, 0)
+        return files, rows
 
 
 def _not_committed(view: RecordBatchView, committed: dict) -> pa.Array:
@@ -255,3 +268,22 @@ def run_task(assignment: TaskAssignment) -> TaskResult:
 def run_tasks_locally(assignments) -> list[TaskResult]:
     """Run assignments in this process (tests and tiny jobs); same results as on Spark."""
     return [run_task(a) for a in itertools.chain(assignments)]
+
+
+PROBE_RECORDS = 1_000
+
+
+def probe_schema_needs(config: SinkConfig, rng: OffsetRange) -> SchemaNeeds:
+    """Run the pipeline over the first records of ``rng`` on the driver, writing nothing.
+
+    Lets the coordinator create a missing table before the tasks start, so that
+    no task has to stop at its first batch and be re-run just for that.
+    """
+    pipeline = TaskPipeline(config, "probe")
+    client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
+    sample = OffsetRange(rng.topic, rng.partition, rng.start, min(rng.end, rng.start + PROBE_RECORDS))
+    for batch in read_range(client_conf, sample, batch_size=PROBE_RECORDS):
+        needs = pipeline.process(batch)
+        if needs:
+            return needs
+    return SchemaNeeds()

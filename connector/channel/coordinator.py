@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pyiceberg.exceptions import NoSuchTableError
 
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 TopicPartition = tuple[str, int]
 TaskRunner = Callable[[Sequence[TaskAssignment]], list[TaskResult]]
+SchemaProbe = Callable[[SinkConfig, OffsetRange], Any]  # → SchemaNeeds of the range's first records
 MAX_SCHEMA_ROUNDS = 20
 MIN_SPLIT_RECORDS = 50_000  # a backfill splits one partition's range only into tasks at least this big
 
@@ -51,8 +52,10 @@ class CycleReport:
 class Coordinator:
     """Commits all tasks' output to Iceberg, one atomic snapshot per table per cycle."""
 
-    def __init__(self, config: SinkConfig, catalog, client_conf: dict, *, max_tasks: int, split_large: bool):
+    def __init__(self, config: SinkConfig, catalog, client_conf: dict, *, max_tasks: int, split_large: bool,
+                 probe: SchemaProbe | None = None):
         self.config = config
+        self.probe = probe
         self.catalog = catalog
         self.client_conf = client_conf
         self.max_tasks = max_tasks
@@ -102,6 +105,7 @@ class Coordinator:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
+        self._create_missing_tables(start, covered)
         groups = plan_ranges(start, end, max_tasks=self.max_tasks, split_large=self.split_large,
                              min_split_records=MIN_SPLIT_RECORDS)
         results: list[TaskResult] = []
@@ -118,6 +122,19 @@ class Coordinator:
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
+
+    def _create_missing_tables(self, start: dict[TopicPartition, int], covered: dict[TopicPartition, int]) -> None:
+        """Probe the first records on the driver and create missing static tables up front."""
+        if self.probe is None or not self.config.iceberg.auto_create:
+            return
+        if all(self.catalog.table_exists(t) for t in self.config.iceberg.tables):
+            return
+        for tp in sorted(covered):
+            needs = self.probe(self.config, OffsetRange(tp[0], tp[1], start[tp], covered[tp]))
+            if needs:
+                apply_schema_needs(self.catalog, self.config, needs.create, needs.updates)
+            if all(self.catalog.table_exists(t) for t in self.config.iceberg.tables):
+                return
 
     def _assignments(self, groups: list[list[OffsetRange]], round_number: int) -> list[TaskAssignment]:
         prefix = f"{self.config.name}-{self.cycle_number}-{round_number}"

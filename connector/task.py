@@ -33,7 +33,7 @@ from connector.data.json_batch import parse_json_objects
 from connector.data.sink_writer import SchemaNeeds, SinkWriter
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import OffsetRange
-from connector.kafka.range_reader import read_range
+from connector.kafka.range_reader import RangeReader, read_range
 from connector.records import RecordDecoder
 from smt.batch import BatchTransformationChain, Declined, RecordBatchView, Values
 from smt.chain import TransformationChain
@@ -214,20 +214,21 @@ class SinkTask:
 
     def run(self) -> TaskResult:
         ranges = list(self.assignment.ranges)
-        for index, rng in enumerate(ranges):
-            resume_at = self._read(rng)
-            if resume_at is not None:
-                self.result.unfinished = [OffsetRange(rng.topic, rng.partition, resume_at, rng.end)]
-                self.result.unfinished += ranges[index + 1:]
-                break
+        with RangeReader(self.client_conf, batch_size=READ_BATCH_SIZE) as reader:  # one consumer for all ranges
+            for index, rng in enumerate(ranges):
+                resume_at = self._read(reader, rng)
+                if resume_at is not None:
+                    self.result.unfinished = [OffsetRange(rng.topic, rng.partition, resume_at, rng.end)]
+                    self.result.unfinished += ranges[index + 1:]
+                    break
         files, rows = self.pipeline.close()
         self.result.data_files, self.result.records_written = files, rows
         return self.result
 
-    def _read(self, rng: OffsetRange) -> int | None:
+    def _read(self, reader: RangeReader, rng: OffsetRange) -> int | None:
         """Process one range; the offset to resume from if a schema change is needed first."""
         tp = (rng.topic, rng.partition)
-        for batch in read_range(self.client_conf, rng, batch_size=READ_BATCH_SIZE):
+        for batch in reader.read(rng):
             if batch.num_rows == 0:
                 continue
             first_offset = batch.column("offset")[0].as_py()

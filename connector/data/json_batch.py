@@ -724,20 +724,61 @@ def _joined_array(values: pa.Array) -> bytes:
 
 
 def _read_inferred(joined: bytes) -> pa.Table:
+    """The objects with inferred types, read again with those types declared when the first read
+    is not usable: pyarrow reads date-like strings as timestamps (JsonConverter keeps strings), and
+    (pyarrow 26) builds invalid list arrays when a list's element type is only known after a null.
+    """
     options = pa_json.ReadOptions(use_threads=False, block_size=_block_size(joined))
     try:
         table = pa_json.read_json(io.BytesIO(joined), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _Decline(str(e)) from e
-    if not any(_has_timestamps(f.type) for f in table.schema):
+    if not any(_has_timestamps(f.type) for f in table.schema) and _valid_lists(table):
         return table
-    # pyarrow reads date-like strings as timestamps; JsonConverter keeps strings
     schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])
     try:
-        return pa_json.read_json(io.BytesIO(joined), read_options=options,
-                                 parse_options=pa_json.ParseOptions(explicit_schema=schema))
+        table = pa_json.read_json(io.BytesIO(joined), read_options=options,
+                                  parse_options=pa_json.ParseOptions(explicit_schema=schema))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _Decline(str(e)) from e
+    if not _valid_lists(table):
+        table = pa.Table.from_arrays(
+            [pa.chunked_array([_null_lists_repaired(chunk) for chunk in c.chunks], type=c.type)
+             for c in table.columns], schema=table.schema)
+        if not _valid_lists(table):
+            raise _Decline("pyarrow built invalid list arrays")
+    return table
+
+
+def _null_lists_repaired(array: pa.Array) -> pa.Array:
+    """``array`` with the values of ``list<null>`` arrays rebuilt (pyarrow 26 keeps one null for ``[null, null]``)."""
+    kind = array.type
+    if _is_list(kind):
+        start, end = array.offsets[0].as_py(), array.offsets[-1].as_py()
+        if pa.types.is_null(kind.value_type):
+            values = pa.nulls(end - start)
+        else:
+            values = _null_lists_repaired(array.values.slice(start, end - start))
+        offsets = pc.subtract(array.offsets, start)
+        mask = array.is_null() if array.null_count else None
+        cls = pa.LargeListArray if pa.types.is_large_list(kind) else pa.ListArray
+        return cls.from_arrays(offsets, values, type=kind, mask=mask)
+    if pa.types.is_struct(kind) and _has_lists(kind):
+        children = [_null_lists_repaired(array.field(i)) for i in range(kind.num_fields)]
+        mask = array.is_null() if array.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(kind), mask=mask)
+    return array
+
+
+def _valid_lists(table: pa.Table) -> bool:
+    for column in table.columns:
+        if _has_lists(column.type):
+            try:
+                for chunk in column.chunks:
+                    chunk.validate(full=True)
+            except pa.ArrowInvalid:
+                return False
+    return True
 
 
 def _has_timestamps(arrow_type: pa.DataType) -> bool:
@@ -759,6 +800,14 @@ def _timestamps_as_strings(arrow_type: pa.DataType) -> pa.DataType:
     if pa.types.is_list(arrow_type):
         return pa.list_(_timestamps_as_strings(arrow_type.value_type))
     return arrow_type
+
+
+def _has_lists(arrow_type: pa.DataType) -> bool:
+    if _is_list(arrow_type):
+        return True
+    if pa.types.is_struct(arrow_type):
+        return any(_has_lists(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    return False
 
 
 def _has_doubles(arrow_type: pa.DataType) -> bool:

@@ -1,0 +1,162 @@
+"""End to end: TaskPipeline with SMTs on the columnar path writes exactly what the per-record path writes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from connector.api.errors import ConnectException
+from tests.smt_batch.harness import KAFKA, encode, raw_batch, run_pipeline, sink_props
+from tests.smt_batch.strategies import chains, records
+
+SMT3 = {
+    "transforms": "insert,rename,mask",
+    "transforms.insert.type": f"{KAFKA}.InsertField$Value",
+    "transforms.insert.static.field": "source",
+    "transforms.insert.static.value": "bench",
+    "transforms.rename.type": f"{KAFKA}.ReplaceField$Value",
+    "transforms.rename.renames": "name:customer",
+    "transforms.mask.type": f"{KAFKA}.MaskField$Value",
+    "transforms.mask.fields": "amount",
+}
+
+
+def bench_values(start: int, count: int) -> list[bytes]:
+    return [json.dumps({"id": i, "name": f"user-{i % 1000:04d}", "ts": 1_700_000_000_000 + i,
+                        "amount": (i % 10000) / 100, "active": i % 2 == 0}).encode()
+            for i in range(start, start + count)]
+
+
+def outcome(root: Path, transforms: dict[str, str], batches, *, columnar: bool, **extra: str):
+    props = sink_props(root, transforms=transforms, table=f"db.{'columnar' if columnar else 'per_record'}",
+                       **extra)
+    try:
+        tables, pipeline = run_pipeline(props, batches, columnar=columnar)
+    except (ConnectException, ValueError) as exc:  # ValueError: pyiceberg rejecting a schema
+        return ("error", type(exc).__name__, str(exc).replace("db.columnar", "db.per_record")), None
+    return ("ok", [t for t in tables.values()]), pipeline
+
+
+def assert_same_tables(expected, got) -> None:
+    assert got[0] == expected[0], (expected, got)
+    if expected[0] == "error":
+        assert got == expected
+        return
+    assert len(got[1]) == len(expected[1])
+    for want, have in zip(expected[1], got[1]):
+        assert have.schema.equals(want.schema, check_metadata=True), (want.schema, have.schema)
+        assert have.equals(want), (want.to_pylist(), have.to_pylist())
+
+
+def compare(transforms: dict[str, str], batches, **extra: str):
+    with tempfile.TemporaryDirectory() as tmp:
+        expected, _ = outcome(Path(tmp), transforms, batches, columnar=False, **extra)
+        got, pipeline = outcome(Path(tmp), transforms, batches, columnar=True, **extra)
+    assert_same_tables(expected, got)
+    return got, pipeline
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=chains(max_stages=3), batch=records(max_size=8), evolve=st.booleans())
+def test_columnar_pipeline_with_smts_equals_per_record(config, batch, evolve):
+    extra = {"iceberg.tables.evolve-schema-enabled": "true"} if evolve else {}
+    got, pipeline = compare(config, [batch, batch.slice(0, max(1, batch.num_rows // 2))], **extra)
+    if pipeline is not None:
+        event("columnar batches" if pipeline.batches["columnar"] else "per-record only")
+
+
+def test_bench_chain_takes_the_columnar_path():
+    batches = [raw_batch(bench_values(0, 500)), raw_batch(bench_values(500, 500), first_offset=500)]
+    got, pipeline = compare(SMT3, batches)
+    assert got[1][0].num_rows == 1000
+    assert got[1][0].column_names == ["id", "customer", "ts", "amount", "active", "source"]
+    assert pipeline.path == "columnar with batch SMTs"
+    # the first attempt of the first batch asks for the table (per record); everything else is columnar
+    assert pipeline.batches == {"declined: table to create": 1, "per-record": 1, "columnar": 2}
+
+
+def test_tombstones_are_skipped_and_mixed_kinds_decline():
+    values = bench_values(0, 20)
+    values[3] = None
+    values[7] = b'{"id": 7, "name": 12, "amount": 5}'  # name: a number among strings -> per record
+    transforms = {k: v for k, v in SMT3.items() if not k.startswith("transforms.mask")}
+    transforms["transforms"] = "insert,rename"
+    got, pipeline = compare(transforms, [raw_batch(values[:2]), raw_batch(values, first_offset=2)])
+    assert pipeline.batches["declined: values"] == 1
+
+
+def test_errors_name_the_record_on_both_paths():
+    values = bench_values(0, 10)
+    values[6] = None  # MaskField fails on a tombstone
+    got, _ = compare(SMT3, [raw_batch(values, topic="orders", partition=3, first_offset=40)])
+    assert got[0] == "error"
+    assert "topic: orders, partition: 3, offset: 46" in got[2]
+
+
+def test_filter_with_predicate_and_router_then_insert_topic():
+    transforms = {
+        "transforms": "drop,route,topic",
+        "transforms.drop.type": f"{KAFKA}.Filter", "transforms.drop.predicate": "eu",
+        "transforms.drop.negate": "true",
+        "transforms.route.type": f"{KAFKA}.RegexRouter",
+        "transforms.route.regex": "(.*)-eu", "transforms.route.replacement": "$1-europe",
+        "transforms.topic.type": f"{KAFKA}.InsertField$Value", "transforms.topic.topic.field": "topic",
+        "predicates": "eu", "predicates.eu.type": f"{KAFKA}.predicates.TopicNameMatches",
+        "predicates.eu.pattern": ".*-eu",
+    }
+    values = bench_values(0, 12)
+    topics = ["orders-eu" if i % 3 else "orders" for i in range(12)]
+    got, pipeline = compare(transforms, [raw_batch(values, topics=topics)])
+    assert got[1][0].column("topic").to_pylist() == ["orders-europe"] * 8
+    assert pipeline.batches["columnar"] == 1
+
+
+def test_committed_offsets_are_skipped_like_per_record():
+    with tempfile.TemporaryDirectory() as tmp:
+        results = []
+        for columnar in (False, True):
+            props = sink_props(Path(tmp), transforms=SMT3, table=f"db.t{int(columnar)}")
+            _, pipeline = run_pipeline(props, [raw_batch(bench_values(0, 3))], columnar=columnar)
+            state = pipeline.writer.tables[f"db.t{int(columnar)}"]
+            state.buffer, state.buffered_rows = [], 0
+            state.offsets = {("orders", 0): 105}  # as if an earlier cycle committed up to 105
+            before = pipeline.batches["columnar"]
+            assert not pipeline.process(raw_batch(bench_values(100, 10), first_offset=100))
+            results.append(pa.concat_tables(state.buffer))
+            assert pipeline.batches["columnar"] == before + (1 if columnar else 0)
+        assert results[0].column("id").to_pylist() == list(range(105, 110))
+        assert results[1].equals(results[0])
+
+
+def test_forced_per_record_by_environment(monkeypatch, caplog):
+    monkeypatch.setenv("ICEFLOE_COLUMNAR", "false")
+    with tempfile.TemporaryDirectory() as tmp, caplog.at_level(logging.INFO, logger="connector.task"):
+        _, pipeline = run_pipeline(sink_props(Path(tmp), transforms=SMT3), [raw_batch(bench_values(0, 5))],
+                                   columnar=None)
+    assert pipeline.batch_chain is None and pipeline.path == "per-record"
+    assert pipeline.batches == {"per-record": 2}
+
+
+def test_log_line_says_which_path_and_why(caplog):
+    chain = {"transforms": "h", "transforms.h.type": f"{KAFKA}.InsertHeader",
+             "transforms.h.header": "x", "transforms.h.value.literal": "y"}
+    with tempfile.TemporaryDirectory() as tmp, caplog.at_level(logging.INFO, logger="connector.task"):
+        run_pipeline(sink_props(Path(tmp), transforms=SMT3), [], columnar=True)
+        run_pipeline(sink_props(Path(tmp), transforms=chain), [], columnar=True)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("columnar with batch SMTs path (transforms: " in m and "InsertField$Value" in m for m in messages)
+    assert any("per-record path (transformation 'h'" in m and "has no batch form" in m for m in messages)
+
+
+@pytest.mark.parametrize("value", [encode({"id": 1, "name": "a"}), None])
+def test_empty_and_tombstone_only_batches(value):
+    compare(SMT3 if value else {"transforms": "h", "transforms.h.type": f"{KAFKA}.HoistField$Value",
+                                "transforms.h.field": "v"},
+            [raw_batch([value, value])])

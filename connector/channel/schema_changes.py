@@ -2,7 +2,10 @@
 
 The coordinator calls this once per round for the merged needs of all tasks,
 so concurrent requests from several tasks end in one table creation or one
-schema update per table.
+schema update per table. The Schema Registry ids noted on the updates (the
+schemas that asked for them, or that a new table was created from) are
+recorded in the table's properties: with the schema update in one commit, or
+right after a table's creation (docs/schema-evolution.md).
 """
 
 from __future__ import annotations
@@ -27,4 +30,5 @@ def apply_schema_needs(catalog, config: SinkConfig, creates: Mapping[str, Any],
         log.info("Created table %s", table)
     for table, update in updates.items():
         if apply_schema_updates(catalog.load_table(table), update):
-            log.info("Evolved the schema of %s", table)
+            ids = update.registry_schema_ids
+            log.info("Evolved the schema of %s%s", table, f" (registry schema ids {ids})" if ids else "")

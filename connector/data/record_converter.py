@@ -322,8 +322,9 @@ class RecordConverter:
         if required and schema.optional:
             updates.make_optional(name)
             changed = True
-        if not changed:  # as in Java, a field that changes is not looked into yet
-            self._walk_nested(schema, table_type, field_id, updates)
+        # As in Java, a field that changes is not looked into yet (its nested updates come the
+        # round after); it is still checked for incompatible changes now.
+        self._walk_nested(schema, table_type, field_id, SchemaUpdates() if changed else updates)
 
     def _column_name(self, field_id: int) -> str:
         name = self.table_schema.find_column_name(field_id)

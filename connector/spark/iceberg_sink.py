@@ -302,7 +302,8 @@ def _task_id(config: SinkConfig) -> str:
     return f"{config.name}-spark-{where}-{uuid.uuid4().hex[:8]}"
 
 
-def write_batches(config: SinkConfig, columns: Mapping[str, str], batches: Iterable[pa.RecordBatch]) -> IcebergCommitMessage:
+def write_batches(config: SinkConfig, columns: Mapping[str, str],
+                  batches: Iterable[pa.RecordBatch]) -> IcebergCommitMessage:
     """Run the connector's task pipeline over one Spark partition's input; nothing is committed."""
     from connector.channel.schema_changes import apply_schema_needs
     from connector.task import TaskPipeline
@@ -376,7 +377,7 @@ def commit_messages(config: SinkConfig, messages: Iterable[IcebergCommitMessage 
         branch = config.iceberg.table_config(table_name).commit_branch or "main"
         if batch_id is not None and query_id:
             done = last_spark_batch(table, branch, query_id)
-            if done is not None and done >= batch_id:
+            if done == batch_id:
                 log.warning("Batch %d of query %s is already in %s (Spark re-ran it): not committing it again",
                             batch_id, query_id, table_name)
                 _delete_files(table, table_files)

@@ -98,9 +98,9 @@ class KafkaOptions:
         for alias, key in _ALIASES.items():
             if alias in opts:
                 opts.setdefault(key, opts.pop(alias))
-        # Spark's Kafka source passes client settings as kafka.<key>; treat them as worker keys.
+        # Spark's Kafka source spells client settings kafka.<key>: read them as consumer.<key>.
         client_keys = {k: v for k, v in opts.items() if not k.startswith("kafka.")}
-        client_keys.update({k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")})
+        client_keys.update({"consumer." + k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")})
         name = opts.get("name", "icefloe-kafka")
         topics = tuple(t.strip() for t in opts.get("topics", "").split(",") if t.strip())
         regex = opts.get("topics.regex", "").strip() or None
@@ -148,7 +148,8 @@ class KafkaOptions:
         latest = end_offsets(self.client_conf, latest_needed) if latest_needed else {}
         return {tp: earliest[tp] if o == EARLIEST else latest[tp] if o == LATEST else o for tp, o in wanted.items()}
 
-    def plan(self, start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list["KafkaInputPartition"]:
+    def plan(self, start: Mapping[TopicPartition, int],
+             end: Mapping[TopicPartition, int]) -> list["KafkaInputPartition"]:
         """At most ``tasks.max`` Spark partitions (default: one per topic-partition read).
 
         Ranges are dealt out evenly, cutting a partition's range where a Spark

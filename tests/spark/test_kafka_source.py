@@ -98,8 +98,8 @@ def test_starting_and_ending_offsets(formats, kafka_broker, produced):
 
 def test_offset_resolution_without_spark(kafka_broker, produced):
     topic, _ = produced
-    options = KafkaOptions.parse({"Bootstrap.Servers": kafka_broker.bootstrap, "subscribePattern": topic[:-3] + ".*",
-                                  "StartingOffsets": "latest"})
+    options = KafkaOptions.parse({"Kafka.Bootstrap.Servers": kafka_broker.bootstrap,
+                                  "subscribePattern": topic[:-3] + ".*", "StartingOffsets": "latest"})
     tps = options.partitions()
     assert tps == [(topic, 0), (topic, 1)]
     assert options.resolve(options.starting, tps, "startingOffsets") == {(topic, 0): 7, (topic, 1): 5}

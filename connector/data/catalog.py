@@ -156,6 +156,10 @@ def _translate_io(props: dict[str, str]) -> None:
         if impl not in _IO_IMPLS:
             raise ConfigException(CATALOG_PREFIX + "io-impl", impl, f"unknown FileIO class (known: {', '.join(_IO_IMPLS)})")
         props["py-io-impl"] = _IO_IMPLS[impl]
+    if props.get("s3.endpoint") and not (props.get("s3.region") or props.get("client.region")):
+        # A custom endpoint (MinIO, moto, ...) must not make pyiceberg ask real AWS
+        # for the bucket's region; Java's S3FileIO takes the usual AWS defaults.
+        props["s3.region"] = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
     path_style = props.get("s3.path-style-access")
     if path_style is not None and "s3.force-virtual-addressing" not in props:
         props["s3.force-virtual-addressing"] = "false" if path_style.strip().lower() == "true" else "true"

@@ -122,7 +122,7 @@ class TaskPipeline:
         parsed = parse_json_objects(batch.column("value"))
         if parsed is None:
             return self._declined("values")
-        view = RecordBatchView.from_raw(batch, Values(parsed.array, parsed.loose))
+        view = RecordBatchView.from_raw(batch, Values.from_json(parsed.array, parsed.loose))
         try:
             view = self.batch_chain.apply(view)
         except Declined as reason:

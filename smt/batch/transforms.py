@@ -120,7 +120,7 @@ class InsertFieldBatch(BatchTransform):
             fields.put(smt.offset_field.name, view.offset)
         if smt.timestamp_field is not None:
             name = smt.timestamp_field.name
-            if view.timestamp.null_count and fields.get(name) is not None and fields.field_loose(name):
+            if view.timestamp.null_count and fields.get(name) is not None and view.is_loose(name):
                 raise Declined("timestamp field kept where timestamps are null, and it is loose")
             fields.put(name, _coalesce(view.timestamp, fields.get(name)))
         if smt.static_field is not None and smt.static_value is not None:
@@ -152,8 +152,9 @@ class ReplaceFieldBatch(BatchTransform):
         names = [name for name, _, _ in kept]
         if len(set(names)) != len(names):
             raise Declined("renamed keys collide with other keys")
+        origins = {smt.renamed(name): origin for name, origin in fields.origins.items() if smt.keeps(name)}
         out = MapFields([(name, array) for name, array, _ in kept], fields.length, fields.null_mask,
-                        frozenset(name for name, _, loose in kept if loose))
+                        frozenset(name for name, _, loose in kept if loose), origins)
         return view.with_value(out.values())
 
 
@@ -180,10 +181,13 @@ class MaskFieldBatch(BatchTransform):
             if array is None:
                 continue  # the key is added with a null value: the same as absent, downstream
             loose = fields.field_loose(name)
-            fields.put(name, self._masked(array, loose), loose)
+            origin = fields.origins.get(name)
+            fields.put(name, self._masked(array, lambda: view.is_loose(name)), loose)
+            if origin is not None:
+                fields.origins[name] = origin  # masking keeps each value's kind
         return view.with_value(fields.values())
 
-    def _masked(self, array: pa.Array, loose: bool) -> pa.Array:
+    def _masked(self, array: pa.Array, loose: Callable[[], bool]) -> pa.Array:
         k = kind(array)
         if k == NULL or not has_values(array):
             return array
@@ -191,7 +195,7 @@ class MaskFieldBatch(BatchTransform):
             return _zero_like(array, k)
         return self._replaced(array, k, loose)
 
-    def _replaced(self, array: pa.Array, k: str, loose: bool) -> pa.Array:
+    def _replaced(self, array: pa.Array, k: str, loose: Callable[[], bool]) -> pa.Array:
         text = self.transformation.replacement
         if k == STRING:
             return like(array, text, pa.string())
@@ -199,7 +203,7 @@ class MaskFieldBatch(BatchTransform):
             return like(array, _ok(self._as_long), pa.int64())
         if k == FLOAT:
             value = _ok(self._as_double)
-            if loose:
+            if loose():
                 as_long = _ok(self._as_long)
                 if as_long != value or value == 0.0 and math.copysign(1.0, value) < 0:
                     raise Declined("replacement parses differently as long and double")
@@ -256,18 +260,20 @@ class CastBatch(BatchTransform):
         if smt.whole_value_cast_type is not None:
             if view.value.is_map:
                 raise Declined("Cast of a whole map fails")
-            array = cast_array(view.value.array, smt.whole_value_cast_type, ALL in view.value.loose)
+            loose = ALL in view.value.loose
+            array = cast_array(view.value.array, smt.whole_value_cast_type, lambda: loose)
             return view.with_value(Values(array))
         fields = view.value.maps(cast.PURPOSE)
         for name, target in smt.casts.items():
             array = fields.get(name)
             if array is None:
                 continue  # a null value for the key: the same as absent, downstream
-            fields.put(name, cast_array(array, target, fields.field_loose(name)))
+            fields.put(name, cast_array(array, target, lambda: view.is_loose(name)))
         return view.with_value(fields.values())
 
 
-def cast_array(array: pa.Array, target: Type, loose: bool) -> pa.Array:
+def cast_array(array: pa.Array, target: Type, loose: Callable[[], bool]) -> pa.Array:
+    """``loose()``: whether the (floating-point) values may stand for JSON integers; asked only if it matters."""
     """``cast_value_to_type(None, v, target)`` for every value (schemaless: kinds from the values)."""
     out_type = _OUT_TYPES[target]
     k = kind(array)
@@ -298,12 +304,12 @@ def cast_array(array: pa.Array, target: Type, loose: bool) -> pa.Array:
         return pc.if_else(array, "true", "false")
     if k == INT:
         return array.cast(pa.string())
-    if loose:
+    if loose():
         raise Declined("Cast of loose numbers to string")
     return map_distinct(array, lambda v: cast.cast_value_to_type(None, float(v), target), out_type)
 
 
-def _cast_integer(array: pa.Array, k: str, target: Type, loose: bool) -> pa.Array:
+def _cast_integer(array: pa.Array, k: str, target: Type, loose: Callable[[], bool]) -> pa.Array:
     bits = _BITS[target]
     out_type = _INT_TYPES[bits]
     if k == INT:
@@ -313,7 +319,7 @@ def _cast_integer(array: pa.Array, k: str, target: Type, loose: bool) -> pa.Arra
     if k == STRING:
         return map_distinct(array, lambda v: cast.cast_value_to_type(None, v, target), out_type)
     # FLOAT: truncate, saturate to long (64) or int (then wrap to 8/16 bits), NaN -> 0
-    if loose and max_abs(array) >= (2.0**31 if bits < 64 else EXACT_DOUBLE):
+    if max_abs(array) >= (2.0**31 if bits < 64 else EXACT_DOUBLE) and loose():
         raise Declined("loose numbers out of int range")
     values = pc.if_else(pc.is_nan(array), 0.0, pc.trunc(array.cast(pa.float64())))
     low, high = (LONG_MIN, LONG_MAX) if bits == 64 else (-(2**31), 2**31 - 1)
@@ -453,8 +459,9 @@ class FlattenBatch(BatchTransform):
         names = [name for name, _, _ in out]
         if len(set(names)) != len(names):
             raise Declined("flattened names collide")
+        origins = {name: origin for name, origin in fields.origins.items() if name in names}  # top level
         result = MapFields([(name, array) for name, array, _ in out], fields.length, fields.null_mask,
-                           frozenset(name for name, _, loose in out if loose))
+                           frozenset(name for name, _, loose in out if loose), origins)
         return view.with_value(result.values())
 
     def _flatten(self, key: str, array: pa.Array, prefix: str, out: list, loose: bool) -> None:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -83,6 +83,7 @@ class Values:
 
     array: pa.Array
     loose: frozenset = frozenset()
+    origins: Mapping[str, str] = field(default_factory=dict)  # loose field -> its key in the raw JSON
 
     @property
     def is_map(self) -> bool:
@@ -103,6 +104,16 @@ class Values:
             return MapFields([], len(self.array), _all_null_mask(len(self.array)), loose=frozenset())
         return MapFields.of(self)
 
+    @classmethod
+    def from_json(cls, array: pa.Array, loose: Iterable[str]) -> "Values":
+        """Maps parsed from JSON; ``loose`` fields can be checked against the text (their own keys)."""
+        loose = frozenset(loose)
+        return cls(array, loose, {name: name for name in loose})
+
+    def with_loose(self, loose: Iterable) -> "Values":
+        loose = frozenset(loose)
+        return Values(self.array, loose, {k: v for k, v in self.origins.items() if k in loose})
+
     def to_pylist(self) -> list[Any]:
         return to_python(self.array)
 
@@ -119,12 +130,13 @@ class MapFields:
     """
 
     def __init__(self, fields: list[tuple[str, pa.Array]], length: int, null_mask: pa.Array | None,
-                 loose: frozenset):
+                 loose: frozenset, origins: Mapping[str, str] | None = None):
         self.names: list[str] = [name for name, _ in fields]
         self.arrays: list[pa.Array] = [array for _, array in fields]
         self.length = length
         self.null_mask = null_mask  # True where the value is null; None when there is none
         self.loose = set(loose)
+        self.origins = dict(origins or {})
 
     @classmethod
     def of(cls, values: Values) -> "MapFields":
@@ -133,7 +145,7 @@ class MapFields:
         arrays = [_child(struct, i) for i in range(len(names))]
         mask = struct.is_null() if struct.null_count else None
         loose = frozenset(names) if ALL in values.loose else values.loose
-        return cls(list(zip(names, arrays)), len(struct), mask, loose)
+        return cls(list(zip(names, arrays)), len(struct), mask, loose, values.origins)
 
     @property
     def has_nulls(self) -> bool:
@@ -159,12 +171,14 @@ class MapFields:
             self.loose.add(name)
         else:
             self.loose.discard(name)
+            self.origins.pop(name, None)
 
     def values(self) -> Values:
         if len(set(self.names)) != len(self.names):
             raise Declined("duplicate keys")
         struct = make_struct(self.names, self.arrays, self.length, self.null_mask)
-        return Values(struct, frozenset(n for n in self.loose if n in self.names))
+        loose = frozenset(n for n in self.loose if n in self.names)
+        return Values(struct, loose, {k: v for k, v in self.origins.items() if k in loose})
 
 
 def _child(struct: pa.StructArray, index: int) -> pa.Array:
@@ -216,6 +230,7 @@ class RecordBatchView:
     index: pa.Array  # int64: row position in the source batch
     original_topic: pa.Array = field(default=None)  # type: ignore[assignment]
     original_partition: pa.Array = field(default=None)  # type: ignore[assignment]
+    raw_value: pa.Array | None = None  # the values' JSON text, to tell JSON integers from floats
 
     def __post_init__(self) -> None:
         if self.original_topic is None:
@@ -235,7 +250,7 @@ class RecordBatchView:
             offset=batch.column("offset"), timestamp=batch.column("timestamp"),
             timestamp_type=batch.column("timestamp_type"), key=batch.column("key"),
             headers=batch.column("headers"), value=values,
-            index=pa.array(np.arange(batch.num_rows, dtype=np.int64)),
+            index=pa.array(np.arange(batch.num_rows, dtype=np.int64)), raw_value=batch.column("value"),
         )
 
     def with_value(self, values: Values) -> "RecordBatchView":
@@ -245,21 +260,49 @@ class RecordBatchView:
         return replace(self, topic=topic)
 
     def _columns(self) -> dict[str, pa.Array]:
-        return {
+        columns = {
             "topic": self.topic, "partition": self.partition, "offset": self.offset,
             "timestamp": self.timestamp, "timestamp_type": self.timestamp_type, "key": self.key,
             "headers": self.headers, "index": self.index, "original_topic": self.original_topic,
             "original_partition": self.original_partition,
         }
+        if self.raw_value is not None:
+            columns["raw_value"] = self.raw_value
+        return columns
+
+    def is_loose(self, name: str) -> bool:
+        """Whether field ``name`` of the (map) values may hold floats that were JSON integers.
+
+        A loose field is checked against the JSON text, once per batch and only
+        when an SMT needs to know: it is exact when no row that holds it writes
+        an integer for its key (rows with backslashes, which could spell the key
+        with escapes, leave it loose).
+        """
+        values = self.value
+        if not values.field_loose(name):
+            return False
+        origin = values.origins.get(name)
+        if origin is None or self.raw_value is None or ALL in values.loose:
+            return True
+        cache = self.__dict__.setdefault("_exact", {})
+        if name not in cache:
+            cache[name] = _no_integers_for(self.raw_value, values.array, name, origin)
+        return not cache[name]
+
+    def loose_fields(self) -> frozenset:
+        """:attr:`Values.loose` without the fields :meth:`is_loose` finds exact."""
+        if ALL in self.value.loose:
+            return self.value.loose
+        return frozenset(name for name in self.value.loose if self.is_loose(name))
 
     def filter(self, mask: pa.Array) -> "RecordBatchView":
         """The rows where ``mask`` is true (in order)."""
         columns = {name: pc.filter(array, mask) for name, array in self._columns().items()}
-        return RecordBatchView(**columns, value=Values(pc.filter(self.value.array, mask), self.value.loose))
+        return RecordBatchView(**columns, value=replace(self.value, array=pc.filter(self.value.array, mask)))
 
     def take(self, indices: pa.Array) -> "RecordBatchView":
         columns = {name: pc.take(array, indices) for name, array in self._columns().items()}
-        return RecordBatchView(**columns, value=Values(pc.take(self.value.array, indices), self.value.loose))
+        return RecordBatchView(**columns, value=replace(self.value, array=pc.take(self.value.array, indices)))
 
     # --- per-record views, for tests and diagnostics -----------------------------------
 
@@ -270,26 +313,56 @@ class RecordBatchView:
         return self.value.to_pylist()
 
 
+def _no_integers_for(raw: pa.Array, struct: pa.Array, name: str, origin: str) -> bool:
+    """No row holding field ``name`` writes a JSON integer for key ``origin`` (and none has a backslash)."""
+    index = [struct.type.field(i).name for i in range(struct.type.num_fields)].index(name)
+    rows = pc.fill_null(struct.field(index).is_valid(), False)
+    if struct.null_count:
+        rows = pc.and_(rows, struct.is_valid())
+    text = raw.filter(rows)
+    if len(text) == 0:
+        return True
+    if pc.any(pc.match_substring(text, "\\")).as_py():
+        return False
+    key = "".join(c if c.isalnum() or ord(c) > 127 else "\\x{%x}" % ord(c) for c in origin)
+    return not pc.any(pc.match_substring_regex(text, f'"{key}"\\s*:\\s*-?[0-9]+\\s*[,}}]')).as_py()
+
+
 def concat_views(parts: Iterable[RecordBatchView]) -> RecordBatchView:
     """Rows of several views, one after another; Declined if their values cannot share one Arrow type."""
     parts = [p for p in parts]
     if len(parts) == 1:
         return parts[0]
-    columns = {name: pa.concat_arrays([p._columns()[name] for p in parts]) for name in parts[0]._columns()}
+    names = parts[0]._columns().keys() & set.intersection(*(set(p._columns()) for p in parts))
+    columns = {name: pa.concat_arrays([p._columns()[name] for p in parts]) for name in names}
     arrays = [p.value.array for p in parts]
     loose: set = set()
     for p in parts:
         loose |= p.value.loose
-    return RecordBatchView(**columns, value=Values(unify_arrays(arrays), frozenset(loose)))
+    origins = {k: v for k, v in parts[0].value.origins.items()
+               if all(p.value.origins.get(k, v) == v for p in parts)}
+    return RecordBatchView(**columns, value=Values(unify_arrays(arrays), frozenset(loose), origins))
 
 
 def unify_arrays(arrays: list[pa.Array]) -> pa.Array:
     """Concatenate arrays whose types may differ only where one side is all-null or lacks struct fields."""
-    arrays = [a for a in arrays]
+    arrays = [_nulls_as_null_type(a) for a in arrays]
     target = arrays[0].type
     for array in arrays[1:]:
         target = _unified_type(target, array.type)
     return pa.concat_arrays([_conform(a, target) for a in arrays])
+
+
+def _nulls_as_null_type(array: pa.Array) -> pa.Array:
+    """All-null arrays (also struct children) typed ``null``: they take any type."""
+    if array.null_count == len(array):
+        return pa.nulls(len(array))
+    if pa.types.is_struct(array.type):
+        names = [array.type.field(i).name for i in range(array.type.num_fields)]
+        children = [_nulls_as_null_type(_child(array, i)) for i in range(len(names))]
+        if any(c.type != array.type.field(i).type for i, c in enumerate(children)):
+            return make_struct(names, children, len(array), array.is_null() if array.null_count else None)
+    return array
 
 
 def _unified_type(a: pa.DataType, b: pa.DataType) -> pa.DataType:

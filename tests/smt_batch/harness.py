@@ -78,7 +78,7 @@ def view_of(batch: pa.RecordBatch) -> RecordBatchView | None:
     parsed = parse_json_objects(batch.column("value"))
     if parsed is None:
         return None
-    return RecordBatchView.from_raw(batch, Values(parsed.array, parsed.loose))
+    return RecordBatchView.from_raw(batch, Values.from_json(parsed.array, parsed.loose))
 
 
 def batched(chain: TransformationChain, batch: pa.RecordBatch):
@@ -93,7 +93,7 @@ def batched(chain: TransformationChain, batch: pa.RecordBatch):
     except Declined as reason:
         return ("declined", str(reason))
     rows = list(zip(out.offset.to_pylist(), out.topics(), out.values()))
-    return ("ok", rows, out.value.loose)
+    return ("ok", rows, out.loose_fields() if out.value.is_map else out.value.loose)
 
 
 def comparable(rows, loose: frozenset = frozenset()):

@@ -63,7 +63,7 @@ def compare(transforms: dict[str, str], batches, **extra: str):
     return got, pipeline
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=chains(max_stages=3), batch=records(max_size=8), evolve=st.booleans())
 def test_columnar_pipeline_with_smts_equals_per_record(config, batch, evolve):
     extra = {"iceberg.tables.evolve-schema-enabled": "true"} if evolve else {}

@@ -25,7 +25,7 @@ from tests.smt_batch.strategies import (
     records,
 )
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -35,7 +35,7 @@ def test_batch_chain_equals_per_record_chain(config, batch):
     event(outcome)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=chains(stages=[_insert, _replace, _mask, _cast, _timestamp_converter, _flatten], max_stages=2),
        batch=records())
 def test_field_smts_equal_per_record(config, batch):

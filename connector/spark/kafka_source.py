@@ -143,9 +143,14 @@ class KafkaOptions:
         default = EARLIEST if option == "startingOffsets" else LATEST
         wanted = {tp: given.get(tp, default) for tp in partitions}
         earliest_needed = [tp for tp, offset in wanted.items() if offset == EARLIEST]
-        latest_needed = [tp for tp, offset in wanted.items() if offset == LATEST]
+        # Explicit end offsets are checked against the log end (reading would wait for them otherwise).
+        latest_needed = [tp for tp, offset in wanted.items() if offset == LATEST or option == "endingOffsets"]
         earliest = earliest_offsets(self.client_conf, earliest_needed) if earliest_needed else {}
         latest = end_offsets(self.client_conf, latest_needed) if latest_needed else {}
+        beyond = [f"{t}[{p}]: {o} > {latest[(t, p)]}" for (t, p), o in wanted.items()
+                  if option == "endingOffsets" and o > latest[(t, p)]]
+        if beyond:
+            raise ConfigException(option, spec, "is beyond the end of the partition(s): " + ", ".join(beyond))
         return {tp: earliest[tp] if o == EARLIEST else latest[tp] if o == LATEST else o for tp, o in wanted.items()}
 
     def plan(self, start: Mapping[TopicPartition, int],

@@ -108,6 +108,8 @@ def test_offset_resolution_without_spark(kafka_broker, produced):
     assert options.resolve(f'{{"{topic}":{{"1":4}}}}', tps, "startingOffsets") == {(topic, 0): 0, (topic, 1): 4}
     with pytest.raises(ConfigException, match="not subscribed"):
         options.resolve('{"other":{"0":1}}', tps, "startingOffsets")
+    with pytest.raises(ConfigException, match=rf"beyond the end of the partition\(s\): {topic}\[1\]: 9 > 5"):
+        options.resolve(f'{{"{topic}":{{"1":9}}}}', tps, "endingOffsets")
     planned = options.plan({(topic, 0): 0, (topic, 1): 5}, {(topic, 0): 7, (topic, 1): 5})
     assert [[(r.partition, r.start, r.end) for r in p.ranges] for p in planned] == [[(0, 0, 7)]]
     splitting = KafkaOptions.parse({"bootstrap.servers": kafka_broker.bootstrap, "topics": topic,

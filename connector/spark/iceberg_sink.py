@@ -147,7 +147,10 @@ def _names(props: Mapping[str, str]) -> dict[str, list[str]]:
 
 
 def restore_key_case(key: str, names: Mapping[str, list[str]]) -> str:
-    """``iceberg.table.db.events.route-regex`` → ``iceberg.table.db.Events.route-regex`` if ``db.Events`` is listed."""
+    """``iceberg.table.db.events.route-regex`` → ``iceberg.table.db.Events.route-regex``.
+
+    (When ``db.Events`` is listed in ``iceberg.tables``; likewise for transform and predicate aliases.)
+    """
     for prefix, candidates in names.items():
         if not key.lower().startswith(prefix):
             continue

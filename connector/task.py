@@ -119,18 +119,18 @@ class TaskPipeline:
         (including every error, and any table creation or schema change)
         declines, so errors and schema needs always come from the per-record path.
         """
-        parsed = parse_json_objects(batch.column("value"))
-        if parsed is None:
-            return self._declined("values")
-        view = RecordBatchView.from_raw(batch, Values.from_json(parsed.array, parsed.loose))
         try:
-            view = self.batch_chain.apply(view)
+            parsed = parse_json_objects(batch.column("value"))
+            if parsed is None:
+                return self._declined("values")
+            view = self.batch_chain.apply(RecordBatchView.from_raw(batch, Values.from_json(parsed.array,
+                                                                                            parsed.loose)))
         except Declined as reason:
             return self._declined(f"transforms ({reason})")
-        except Exception:  # a bug in a batch form must not fail a batch the per-record path handles
-            log.warning("Task %s: batch SMT chain failed; converting record by record", self.task_id,
+        except Exception:  # a bug here must not fail a batch the per-record path handles
+            log.warning("Task %s: columnar path failed; converting record by record", self.task_id,
                         exc_info=True)
-            return self._declined("transforms (error)")
+            return self._declined("error")
         values = view.value.array
         written = values.is_valid()  # null values (tombstones) are skipped, as per record
         if not pc.any(written).as_py():
@@ -196,8 +196,8 @@ def _not_committed(view: RecordBatchView, committed: dict) -> pa.Array:
             start = committed.get((topic, partition))
             if start is None:
                 continue
-            before = pc.and_(pc.and_(pc.equal(view.original_topic, topic), pc.equal(view.original_partition, partition)),
-                             pc.less(view.offset, start))
+            here = pc.and_(pc.equal(view.original_topic, topic), pc.equal(view.original_partition, partition))
+            before = pc.and_(here, pc.less(view.offset, start))
             keep = pc.and_(keep, pc.invert(before))
     return keep
 

@@ -12,9 +12,9 @@ Only pyarrow and numpy are used here; nothing imports Spark.
 from smt.batch.chain import BatchStage, BatchTransformationChain
 from smt.batch.predicates import batch_predicate
 from smt.batch.transforms import BatchTransform, batch_form, register
-from smt.batch.view import ALL, Declined, RecordBatchView, Values, normalized, normalized_value, to_python
+from smt.batch.view import ALL, Declined, RecordBatchView, Values, normalized, to_python
 
 __all__ = [
     "ALL", "BatchStage", "BatchTransform", "BatchTransformationChain", "Declined", "RecordBatchView",
-    "Values", "batch_form", "batch_predicate", "normalized", "normalized_value", "register", "to_python",
+    "Values", "batch_form", "batch_predicate", "normalized", "register", "to_python",
 ]

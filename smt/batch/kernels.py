@@ -6,7 +6,6 @@ on the Python value); here it is read off the Arrow type.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -89,10 +88,6 @@ def map_distinct(array: pa.Array, function: Callable[[Any], Any], out_type: pa.D
     except Exception as exc:  # noqa: BLE001 - the per-record path reports it properly
         raise Declined(f"{type(exc).__name__}: {exc}") from exc
     return mapped.take(encoded.indices)
-
-
-def nonzero_sign(value: float) -> bool:
-    return math.copysign(1.0, value) > 0
 
 
 def floor_div(array: pa.Array, divisor: int) -> pa.Array:

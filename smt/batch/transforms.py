@@ -63,8 +63,6 @@ from smt.transforms import (
     timestamp_router,
 )
 
-BatchApply = Callable[[RecordBatchView], RecordBatchView]
-
 _REGISTRY: dict[type, Callable[[Any], "BatchTransform | None"]] = {}
 
 

@@ -78,7 +78,9 @@ class Values:
 
     ``loose``: top-level field names (of a struct value) whose floating-point
     values may stand for JSON integers, or :data:`ALL` when that holds for the
-    whole value.
+    whole value. ``origins``: for loose fields still holding the values parsed
+    from JSON, the key they were read from (so that
+    :meth:`RecordBatchView.is_loose` can check the JSON text).
     """
 
     array: pa.Array
@@ -109,10 +111,6 @@ class Values:
         """Maps parsed from JSON; ``loose`` fields can be checked against the text (their own keys)."""
         loose = frozenset(loose)
         return cls(array, loose, {name: name for name in loose})
-
-    def with_loose(self, loose: Iterable) -> "Values":
-        loose = frozenset(loose)
-        return Values(self.array, loose, {k: v for k, v in self.origins.items() if k in loose})
 
     def to_pylist(self) -> list[Any]:
         return to_python(self.array)
@@ -459,12 +457,3 @@ def normalized(value: Any, loose: bool = False) -> Any:
     if isinstance(value, _dt.time):
         return ("time", value)
     return (type(value).__name__, value)
-
-
-def normalized_value(value: Any, loose: frozenset) -> Any:
-    """:func:`normalized` for a record value with the view's ``loose`` fields."""
-    if ALL in loose:
-        return normalized(value, True)
-    if isinstance(value, dict) and loose:
-        return {k: normalized(v, k in loose) for k, v in value.items() if v is not None}
-    return normalized(value)

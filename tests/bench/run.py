@@ -6,9 +6,19 @@ same machine (this machine is shared and noisy; absolute numbers drift).
 Scenarios, each over the same topic of small JSON records in 4 partitions:
   raw        confluent-kafka consumption of the whole topic (tuned librdkafka)
   icefloe    `--until-caught-up` into a fresh table, no SMTs (columnar path)
-  smt3       the same with three common SMTs (InsertField, ReplaceField, MaskField)
+  smt3       the same with three common SMTs (InsertField, ReplaceField, MaskField),
+             on the columnar path with batch SMTs (checked before measuring)
 
-Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY (comma list).
+``icefloe`` and ``smt3`` run ``ICEFLOE_BENCH_REPEAT`` times each, interleaved
+(so drift hits both alike); medians are reported, and the SMT cost is
+``1 - smt3 / icefloe``. A second, Kafka- and Spark-free measurement feeds the
+same records as raw Arrow batches straight into one task's pipeline
+(``TaskPipeline.process``, Parquet files included), which isolates what the
+SMTs cost from broker and scheduling noise; it also times the per-record path
+on a slice of the records for comparison.
+
+Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
+(comma list of raw, icefloe, smt3, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
 """
 
 from __future__ import annotations
@@ -16,14 +26,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from connector.embedded.tansu import TansuBroker, create_topic, produce
+import pyarrow as pa
+
+from tests.support.tansu import TansuBroker, create_topic, produce
 
 RECORDS = int(os.environ.get("ICEFLOE_BENCH_RECORDS", "1000000"))
+REPEAT = int(os.environ.get("ICEFLOE_BENCH_REPEAT", "3"))
 PARTITIONS = 4
+BATCH = 50_000  # the task's read batch size
 WORK = Path("bench-work")
 
 SMT3 = {
@@ -44,8 +60,8 @@ def sample_values(count: int) -> list[bytes]:
                         "amount": (i % 10000) / 100, "active": i % 2 == 0}).encode() for i in range(count)]
 
 
-def props_for(name: str, topic: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    work = (WORK / name).resolve()
+def props_for(name: str, topic: str, extra: dict[str, str] | None = None, work: Path = WORK) -> dict[str, str]:
+    work = (work / name).resolve()
     work.mkdir(parents=True, exist_ok=True)
     return {
         "name": name, "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
@@ -57,6 +73,16 @@ def props_for(name: str, topic: str, extra: dict[str, str] | None = None) -> dic
         "iceberg.catalog.type": "sql", "iceberg.catalog.uri": f"sqlite:///{work}/catalog.db",
         "iceberg.catalog.warehouse": f"file://{work}/warehouse", **(extra or {}),
     }
+
+
+def check_path(props: dict[str, str], expected: str) -> None:
+    """Fail unless a task of this config takes the ``expected`` path (decided from the config alone)."""
+    from connector.config.sink_config import SinkConfig
+    from connector.task import TaskPipeline
+
+    pipeline = TaskPipeline(SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"}), "bench-check")
+    if pipeline.path != expected:
+        raise SystemExit(f"{props['name']}: expected the {expected} path, the task would take {pipeline.path}")
 
 
 def run_icefloe(spark, bootstrap: str, props: dict[str, str]) -> float:
@@ -76,35 +102,124 @@ def run_icefloe(spark, bootstrap: str, props: dict[str, str]) -> float:
     return RECORDS / elapsed
 
 
+# --- one task's pipeline, without Kafka and Spark ---------------------------------------------------
+
+
+def raw_batches(values: list[bytes]) -> list[pa.RecordBatch]:
+    from connector.kafka.range_reader import RAW_SCHEMA
+
+    batches = []
+    for start in range(0, len(values), BATCH):
+        chunk = values[start:start + BATCH]
+        n = len(chunk)
+        batches.append(pa.RecordBatch.from_arrays([
+            pa.array(["bench"] * n, pa.string()), pa.array([0] * n, pa.int32()),
+            pa.array(range(start, start + n), pa.int64()),
+            pa.array(range(1_700_000_000_000 + start, 1_700_000_000_000 + start + n), pa.int64()),
+            pa.array([1] * n, pa.int8()), pa.array([None] * n, pa.binary()), pa.array(chunk, pa.binary()),
+            pa.array([[]] * n, RAW_SCHEMA.field("headers").type),
+        ], schema=RAW_SCHEMA))
+    return batches
+
+
+def pipeline_rate(props: dict[str, str], batches: list[pa.RecordBatch], *, columnar: bool,
+                  expected_path: str) -> float:
+    """Records/s of one TaskPipeline over ``batches`` (table created first, files written)."""
+    from connector.channel.schema_changes import apply_schema_needs
+    from connector.config.sink_config import SinkConfig
+    from connector.task import TaskPipeline
+
+    config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
+    setup = TaskPipeline(config, "bench-setup", columnar=False)
+    needs = setup.process(batches[0].slice(0, 10))
+    apply_schema_needs(setup.catalog, config, needs.create, needs.updates)
+    pipeline = TaskPipeline(config, "bench", columnar=columnar)
+    if pipeline.path != expected_path:
+        raise SystemExit(f"{props['name']}: took the {pipeline.path} path, expected {expected_path}")
+    records = sum(b.num_rows for b in batches)
+    began = time.perf_counter()
+    for batch in batches:
+        if pipeline.process(batch):
+            raise SystemExit(f"{props['name']}: unexpected schema change")
+    _, rows = pipeline.close()
+    elapsed = time.perf_counter() - began
+    if sum(rows.values()) != records:
+        raise SystemExit(f"{props['name']}: wrote {rows}, expected {records}")
+    if columnar and pipeline.batches.get("columnar", len(batches)) != len(batches):
+        raise SystemExit(f"{props['name']}: some batches left the columnar path: {dict(pipeline.batches)}")
+    return records / elapsed
+
+
+def measure_pipeline(values: list[bytes]) -> dict[str, list[float]]:
+    batches = raw_batches(values)
+    per_record_batches = batches[:max(1, len(batches) // 10)]  # the slow path on a tenth
+    results: dict[str, list[float]] = {"pipeline plain": [], "pipeline smt3": [], "pipeline smt3 per-record": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(REPEAT):
+            results["pipeline plain"].append(pipeline_rate(
+                props_for(f"p{run}", "bench", work=Path(tmp)), batches, columnar=True, expected_path="columnar"))
+            results["pipeline smt3"].append(pipeline_rate(
+                props_for(f"s{run}", "bench", SMT3, work=Path(tmp)), batches, columnar=True,
+                expected_path="columnar with batch SMTs"))
+        results["pipeline smt3 per-record"].append(pipeline_rate(
+            props_for("r", "bench", SMT3, work=Path(tmp)), per_record_batches, columnar=False,
+            expected_path="per-record"))
+    return results
+
+
 def main() -> int:
     from connector.spark.session import build_session
     from tests.bench.raw_consume import raw_consume_records_per_second
 
     only = set(filter(None, os.environ.get("ICEFLOE_BENCH_ONLY", "").split(",")))
     shutil.rmtree(WORK, ignore_errors=True)
-    results: dict[str, float] = {}
-    with TansuBroker() as broker:
-        topic = "bench"
-        create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
-        values = sample_values(RECORDS)
-        for p in range(PARTITIONS):
-            produce(broker.bootstrap, topic, values[p::PARTITIONS], partition=p)
-        print(f"{RECORDS} records of ~{sum(map(len, values[:1000])) // 1000} B in {PARTITIONS} partitions")
-        spark = build_session("icefloe-bench")
-        try:
-            results["raw"] = raw_consume_records_per_second(broker.bootstrap, topic, RECORDS)
-            if not only or "icefloe" in only:
-                results["icefloe"] = run_icefloe(spark, broker.bootstrap, props_for("plain", topic))
-            if not only or "smt3" in only:
-                results["smt3"] = run_icefloe(spark, broker.bootstrap, props_for("smt3", topic, SMT3))
-        finally:
-            spark.stop()
-    baseline = results["raw"]
-    for name, rate in results.items():
-        print(f"{name:10s} {rate:12,.0f} records/s   {rate / baseline:5.2f} x raw")
-    if "smt3" in results and "icefloe" in results:
-        print(f"smt3 cost: {1 - results['smt3'] / results['icefloe']:.0%} of no-SMT throughput")
+    results: dict[str, list[float]] = {}
+    values = sample_values(RECORDS)
+    print(f"{RECORDS} records of ~{sum(map(len, values[:1000])) // 1000} B in {PARTITIONS} partitions, "
+          f"{REPEAT} run(s) per scenario, {os.cpu_count()} CPUs")
+    if not only or only & {"raw", "icefloe", "smt3"}:
+        with TansuBroker() as broker:
+            topic = "bench"
+            create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
+            for p in range(PARTITIONS):
+                produce(broker.bootstrap, topic, values[p::PARTITIONS], partition=p)
+            check_path(props_for("check-plain", topic), "columnar")
+            check_path(props_for("check-smt3", topic, SMT3), "columnar with batch SMTs")
+            spark = build_session("icefloe-bench")
+            try:
+                run_icefloe(spark, broker.bootstrap, props_for("warm-up", topic))  # Spark and Python workers
+                results["raw"] = [raw_consume_records_per_second(broker.bootstrap, topic, RECORDS)]
+                for run in range(REPEAT):
+                    if not only or "icefloe" in only:
+                        results.setdefault("icefloe", []).append(
+                            run_icefloe(spark, broker.bootstrap, props_for(f"plain{run}", topic)))
+                    if not only or "smt3" in only:
+                        results.setdefault("smt3", []).append(
+                            run_icefloe(spark, broker.bootstrap, props_for(f"smt3_{run}", topic, SMT3)))
+                    results["raw"].append(raw_consume_records_per_second(broker.bootstrap, topic, RECORDS))
+            finally:
+                spark.stop()
+    if not only or "pipeline" in only:
+        results.update(measure_pipeline(values))
+    report(results)
     return 0
+
+
+def report(results: dict[str, list[float]]) -> None:
+    median = {name: statistics.median(rates) for name, rates in results.items()}
+    baseline = median.get("raw")
+    print()
+    for name, rates in results.items():
+        versus = f"   {median[name] / baseline:5.2f} x raw" if baseline and not name.startswith("pipeline") else ""
+        runs = ", ".join(f"{r:,.0f}" for r in rates)
+        print(f"{name:26s} {median[name]:12,.0f} records/s (median of: {runs}){versus}")
+    if "smt3" in median and "icefloe" in median:
+        print(f"\nend to end: smt3 costs {1 - median['smt3'] / median['icefloe']:.1%} of the no-SMT throughput "
+              f"(target <= 20%)")
+    if "pipeline smt3" in median and "pipeline plain" in median:
+        print(f"one task's pipeline: smt3 costs {1 - median['pipeline smt3'] / median['pipeline plain']:.1%} "
+              f"of the no-SMT throughput; the per-record path runs at "
+              f"{median['pipeline smt3 per-record'] / median['pipeline smt3']:.2f} x the batch SMT path")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,8 @@ def compare(transforms: dict[str, str], batches, **extra: str):
 @given(config=chains(max_stages=3), batch=records(max_size=8), evolve=st.booleans())
 def test_columnar_pipeline_with_smts_equals_per_record(config, batch, evolve):
     extra = {"iceberg.tables.evolve-schema-enabled": "true"} if evolve else {}
-    got, pipeline = compare(config, [batch, batch.slice(0, max(1, batch.num_rows // 2))], **extra)
+    again = batch.slice(1) if batch.num_rows > 1 else batch  # sliced arrays (offset 1), already-seen offsets
+    got, pipeline = compare(config, [batch, again], **extra)
     if pipeline is not None:
         event("columnar batches" if pipeline.batches["columnar"] else "per-record only")
 

@@ -48,7 +48,7 @@ class MongoDebeziumTransform(Transformation):
     """
 
     CONFIG_DEF = ConfigDef().define(
-        ARRAY_HANDLING_MODE, ConfigType.STRING, None, importance="medium",
+        ARRAY_HANDLING_MODE, ConfigType.STRING, "array", importance="medium",
         doc="array or document handling for mongodb arrays",
     )
 

@@ -155,7 +155,7 @@ def measure_pipeline(values: list[bytes]) -> dict[str, list[float]]:
     per_record_batches = batches[:max(1, len(batches) // 10)]  # the slow path on a tenth
     results: dict[str, list[float]] = {"pipeline plain": [], "pipeline smt3": [], "pipeline smt3 per-record": []}
     with tempfile.TemporaryDirectory() as tmp:
-        for run in range(REPEAT):
+        for run in range(REPEAT + 2):  # cheap: a few more runs for steadier medians
             results["pipeline plain"].append(pipeline_rate(
                 props_for(f"p{run}", "bench", work=Path(tmp)), batches, columnar=True, expected_path="columnar"))
             results["pipeline smt3"].append(pipeline_rate(

@@ -7,11 +7,13 @@ committing is the coordinator's job on the driver.
 
 Two paths produce the same rows: the per-record path (converters → SMT chain
 → router → record converter), and a columnar path used when the value is
-schemaless JSON and every record goes to every table, where whole Arrow
-columns are decoded at once, then transformed by the batch form of the SMT
-chain if there is one (``smt.batch``; see docs/smt.md, "Batch path"). A batch
-the columnar path cannot convert exactly as the per-record path would goes
-through the per-record path instead.
+schemaless JSON, where whole Arrow columns are decoded at once. Without
+transforms, when every record goes to every table, that is
+``SinkWriter.write_json_values``; otherwise, when every transform has a batch
+form (``smt.batch``; see docs/smt.md, "Batch path"), the batch is parsed to
+one Arrow struct column, transformed, routed and converted column-wise here.
+A batch the columnar path cannot convert exactly as the per-record path would
+goes through the per-record path instead.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from connector.kafka.offsets import OffsetRange
 from connector.kafka.range_reader import RangeReader, read_range
 from connector.records import RecordDecoder
 from smt.batch import BatchTransformationChain, Declined, RecordBatchView, Values
+from smt.batch.kernels import map_distinct
 from smt.chain import TransformationChain
 
 log = logging.getLogger(__name__)
@@ -98,14 +101,13 @@ class TaskPipeline:
         """The chain's batch form and why (not), for a log line."""
         if not self.decoder.schemaless_json_value:
             return None, "values are not schemaless JSON"
-        if not self.writer.router.routes_everything_everywhere:
-            return None, "records are routed by a field or dynamically"
-        if len(self.chain) == 0:
-            return None, "no transforms"
         batch_chain = BatchTransformationChain.from_chain(self.chain)
         if batch_chain is None:
             return None, BatchTransformationChain.why_not(self.chain) or "no batch form"
-        return batch_chain, "transforms: " + ", ".join(s.type_name for s in self.chain.stages)
+        routing = "" if self.writer.router.routes_everything_everywhere else ", routed column-wise"
+        if len(self.chain) == 0:
+            return batch_chain, "no transforms" + routing
+        return batch_chain, "transforms: " + ", ".join(s.type_name for s in self.chain.stages) + routing
 
     def _declined(self, reason: str) -> None:
         self.batches[f"declined: {reason}"] += 1
@@ -120,38 +122,49 @@ class TaskPipeline:
         declines, so errors and schema needs always come from the per-record path.
         """
         try:
-            parsed = parse_json_objects(batch.column("value"))
-            if parsed is None:
-                return self._declined("values")
-            view = self.batch_chain.apply(RecordBatchView.from_raw(batch, Values.from_json(parsed.array,
-                                                                                            parsed.loose)))
+            converted = self._convert_columnar(batch)
         except Declined as reason:
-            return self._declined(f"transforms ({reason})")
+            return self._declined(str(reason))
         except Exception:  # a bug here must not fail a batch the per-record path handles
             log.warning("Task %s: columnar path failed; converting record by record", self.task_id,
                         exc_info=True)
             return self._declined("error")
+        self.writer.buffer_converted(converted)
+        return SchemaNeeds()
+
+    def _convert_columnar(self, batch) -> dict[str, pa.Table]:
+        """The batch's rows per destination table, converted; Declined when unsure."""
+        parsed = parse_json_objects(batch.column("value"))
+        if parsed is None:
+            raise Declined("values")
+        try:
+            view = self.batch_chain.apply(RecordBatchView.from_raw(batch, Values.from_json(parsed.array,
+                                                                                            parsed.loose)))
+        except Declined as reason:
+            raise Declined(f"transforms ({reason})") from reason
         values = view.value.array
         written = values.is_valid()  # null values (tombstones) are skipped, as per record
         if not pc.any(written).as_py():
-            return SchemaNeeds()
+            return {}
         if not pa.types.is_struct(values.type):
-            return self._declined("values are not maps after the transforms")
+            raise Declined("values are not maps after the transforms")
+        destinations = _destinations(self.writer.router, view, written)
+        if destinations is None:
+            raise Declined("routing")
         converted = {}
-        for table_name in self.writer.router.static_tables:
+        for table_name, routed in destinations.items():
             state = self.writer.existing_table(table_name)
             if state is None:
-                return self._declined("table to create")
-            keep = pc.and_(written, _not_committed(view, state.offsets))
+                raise Declined("table to create")
+            keep = pc.and_(routed, _not_committed(view, state.offsets))
             chosen = values.filter(keep)
             if len(chosen) == 0:
                 continue
             table = state.json_converter.convert_struct(chosen)
             if table is None:
-                return self._declined("conversion")
+                raise Declined("conversion")
             converted[table_name] = table
-        self.writer.buffer_converted(converted)
-        return SchemaNeeds()
+        return converted
 
     def _process_per_record(self, batch) -> SchemaNeeds:
         records = []
@@ -184,6 +197,51 @@ class TaskPipeline:
                 files[state.name] = state.files + files.get(state.name, [])
                 rows[state.name] = state.rows_written + rows.get(state.name, 0)
         return files, rows
+
+
+def _destinations(router, view: RecordBatchView, written: pa.Array) -> dict[str, pa.Array] | None:
+    """The rows (mask) each table gets, as ``RecordRouter.route`` decides per record; None if unsure."""
+    if router.routes_everything_everywhere:
+        return {table: written for table in router.static_tables}
+    route = _route_values(view.value.array, router.route_field)
+    if route is None:
+        return None
+    route = pc.if_else(written, route, pa.scalar(None, route.type))
+    if route.null_count == len(route):
+        return {}
+    if router.config.dynamic_enabled:  # the table is str(value).lower()
+        names = map_distinct(route, str.lower, pa.string())
+        return {name: pc.fill_null(pc.equal(names, name), False) for name in pc.unique(names.drop_null()).to_pylist()}
+    destinations = {}
+    for table, regex in router.regexes:
+        if regex is not None:
+            matches = pc.fill_null(map_distinct(route, lambda text, r=regex: r.fullmatch(text) is not None,
+                                                pa.bool_()), False)
+            if pc.any(matches).as_py():
+                destinations[table] = matches
+    return destinations
+
+
+def _route_values(values: pa.Array, path: str) -> pa.Array | None:
+    """``str(extract_path(value, path))`` per row (null where the path gives None); None if unsure.
+
+    Only strings and integers are taken (``str`` of other kinds is Python's, not Java's).
+    """
+    current = values
+    for part in path.split("."):
+        if not pa.types.is_struct(current.type):
+            return pa.nulls(len(values), pa.string())  # a step into a non-map gives None
+        names = [current.type.field(i).name for i in range(current.type.num_fields)]
+        if part not in names:
+            return pa.nulls(len(values), pa.string())
+        current = current.flatten()[names.index(part)]
+    if current.null_count == len(current):
+        return pa.nulls(len(values), pa.string())
+    if pa.types.is_string(current.type) or pa.types.is_large_string(current.type):
+        return current.cast(pa.string())
+    if pa.types.is_integer(current.type):
+        return current.cast(pa.string())
+    return None
 
 
 def _not_committed(view: RecordBatchView, committed: dict) -> pa.Array:

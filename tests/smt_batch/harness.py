@@ -125,15 +125,14 @@ def assert_batch_equals_per_record(config: dict[str, Any], batch: pa.RecordBatch
 # --- pipelines on a temporary catalog ------------------------------------------------------------
 
 
-def sink_props(root: Path, *, transforms: dict[str, str] | None = None, table: str = "db.t",
-               **extra: str) -> dict[str, str]:
+def sink_props(root: Path, *, transforms: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
     return {
         "name": "smt-batch", "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
         "topics": "orders",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter",
         "value.converter.schemas.enable": "false",
         "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "iceberg.tables": table, "iceberg.tables.auto-create-enabled": "true",
+        "iceberg.tables": "db.t", "iceberg.tables.auto-create-enabled": "true",
         "iceberg.catalog.type": "sql", "iceberg.catalog.uri": f"sqlite:///{root}/catalog.db",
         "iceberg.catalog.warehouse": f"file://{root}/warehouse",
         **(transforms or {}), **extra,

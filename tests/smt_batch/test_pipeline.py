@@ -35,13 +35,12 @@ def bench_values(start: int, count: int) -> list[bytes]:
 
 
 def outcome(root: Path, transforms: dict[str, str], batches, *, columnar: bool, **extra: str):
-    props = sink_props(root, transforms=transforms, table=f"db.{'columnar' if columnar else 'per_record'}",
-                       **extra)
+    props = sink_props(root, transforms=transforms, **extra)
     try:
         tables, pipeline = run_pipeline(props, batches, columnar=columnar)
     except (ConnectException, ValueError) as exc:  # ValueError: pyiceberg rejecting a schema
-        return ("error", type(exc).__name__, str(exc).replace("db.columnar", "db.per_record")), None
-    return ("ok", [t for t in tables.values()]), pipeline
+        return ("error", type(exc).__name__, str(exc)), None
+    return ("ok", sorted(tables.items())), pipeline
 
 
 def assert_same_tables(expected, got) -> None:
@@ -49,24 +48,39 @@ def assert_same_tables(expected, got) -> None:
     if expected[0] == "error":
         assert got == expected
         return
-    assert len(got[1]) == len(expected[1])
-    for want, have in zip(expected[1], got[1]):
+    assert [name for name, _ in got[1]] == [name for name, _ in expected[1]]
+    for (_, want), (_, have) in zip(expected[1], got[1]):
         assert have.schema.equals(want.schema, check_metadata=True), (want.schema, have.schema)
         assert have.equals(want), (want.to_pylist(), have.to_pylist())
 
 
 def compare(transforms: dict[str, str], batches, **extra: str):
-    with tempfile.TemporaryDirectory() as tmp:
-        expected, _ = outcome(Path(tmp), transforms, batches, columnar=False, **extra)
-        got, pipeline = outcome(Path(tmp), transforms, batches, columnar=True, **extra)
+    """Run both paths, each on its own catalog; the columnar path's outcome and pipeline."""
+    with tempfile.TemporaryDirectory() as per_record_root, tempfile.TemporaryDirectory() as columnar_root:
+        expected, _ = outcome(Path(per_record_root), transforms, batches, columnar=False, **extra)
+        got, pipeline = outcome(Path(columnar_root), transforms, batches, columnar=True, **extra)
+    got = (got[0], *(part.replace(columnar_root, per_record_root) if isinstance(part, str) else part
+                     for part in got[1:]))
     assert_same_tables(expected, got)
     return got, pipeline
 
 
+ROUTING = [
+    {},
+    {"iceberg.tables": "db.a,db.b", "iceberg.tables.route-field": "name",
+     "iceberg.table.db.a.route-regex": "[a-c].*", "iceberg.table.db.b.route-regex": ".*[0-9].*"},
+    {"iceberg.tables": "db.a,db.b", "iceberg.tables.route-field": "id",
+     "iceberg.table.db.a.route-regex": "-.*", "iceberg.table.db.b.route-regex": "[0-9]{1,3}"},
+    {"iceberg.tables": "db.a", "iceberg.tables.route-field": "a.q", "iceberg.table.db.a.route-regex": ".+"},
+]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(config=chains(max_stages=3), batch=records(max_size=8), evolve=st.booleans())
-def test_columnar_pipeline_with_smts_equals_per_record(config, batch, evolve):
+@given(config=chains(max_stages=3), batch=records(max_size=8), evolve=st.booleans(),
+       routing=st.sampled_from(ROUTING))
+def test_columnar_pipeline_with_smts_equals_per_record(config, batch, evolve, routing):
     extra = {"iceberg.tables.evolve-schema-enabled": "true"} if evolve else {}
+    extra.update(routing)
     again = batch.slice(1) if batch.num_rows > 1 else batch  # sliced arrays (offset 1), already-seen offsets
     got, pipeline = compare(config, [batch, again], **extra)
     if pipeline is not None:
@@ -76,8 +90,9 @@ def test_columnar_pipeline_with_smts_equals_per_record(config, batch, evolve):
 def test_bench_chain_takes_the_columnar_path():
     batches = [raw_batch(bench_values(0, 500)), raw_batch(bench_values(500, 500), first_offset=500)]
     got, pipeline = compare(SMT3, batches)
-    assert got[1][0].num_rows == 1000
-    assert got[1][0].column_names == ["id", "customer", "ts", "amount", "active", "source"]
+    table = got[1][0][1]
+    assert table.num_rows == 1000
+    assert table.column_names == ["id", "customer", "ts", "amount", "active", "source"]
     assert pipeline.path == "columnar with batch SMTs"
     # the first attempt of the first batch asks for the table (per record); everything else is columnar
     assert pipeline.batches == {"declined: table to create": 1, "per-record": 1, "columnar": 2}
@@ -115,7 +130,7 @@ def test_filter_with_predicate_and_router_then_insert_topic():
     values = bench_values(0, 12)
     topics = ["orders-eu" if i % 3 else "orders" for i in range(12)]
     got, pipeline = compare(transforms, [raw_batch(values, topics=topics)])
-    assert got[1][0].column("topic").to_pylist() == ["orders-europe"] * 8
+    assert got[1][0][1].column("topic").to_pylist() == ["orders-europe"] * 8
     assert pipeline.batches["columnar"] == 1
 
 
@@ -123,7 +138,7 @@ def test_committed_offsets_are_skipped_like_per_record():
     with tempfile.TemporaryDirectory() as tmp:
         results = []
         for columnar in (False, True):
-            props = sink_props(Path(tmp), transforms=SMT3, table=f"db.t{int(columnar)}")
+            props = sink_props(Path(tmp), transforms=SMT3, **{"iceberg.tables": f"db.t{int(columnar)}"})
             _, pipeline = run_pipeline(props, [raw_batch(bench_values(0, 3))], columnar=columnar)
             state = pipeline.writer.tables[f"db.t{int(columnar)}"]
             state.buffer, state.buffered_rows = [], 0
@@ -161,3 +176,17 @@ def test_empty_and_tombstone_only_batches(value):
     compare(SMT3 if value else {"transforms": "h", "transforms.h.type": f"{KAFKA}.HoistField$Value",
                                 "transforms.h.field": "v"},
             [raw_batch([value, value])])
+
+
+def test_routing_by_field_and_dynamically_without_transforms():
+    values = [encode({"id": i, "dest": ["db.x", "DB.Y", None][i % 3], "n": i % 4}) for i in range(30)]
+    dynamic = {"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "dest"}
+    got, pipeline = compare({}, [raw_batch(values[:3]), raw_batch(values, first_offset=3)], **{
+        "iceberg.tables": "", **dynamic})
+    assert [name for name, _ in got[1]] == ["db.x", "db.y"]
+    assert pipeline.path == "columnar with batch SMTs" and pipeline.batches["columnar"] >= 1
+    by_number = {"iceberg.tables": "db.even,db.odd", "iceberg.tables.route-field": "n",
+                 "iceberg.table.db.even.route-regex": "[02]", "iceberg.table.db.odd.route-regex": "[13]"}
+    got, pipeline = compare(SMT3, [raw_batch(values[:3]), raw_batch(values, first_offset=3)], **by_number)
+    assert [(name, t.num_rows) for name, t in got[1]] == [("db.even", 17), ("db.odd", 16)]
+    assert pipeline.batches["columnar"] >= 1

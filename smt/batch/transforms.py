@@ -95,8 +95,7 @@ def batch_form(transformation: Any) -> BatchTransform | None:
     factory = _REGISTRY.get(type(transformation))
     if factory is None:
         return None
-    form = factory(transformation)
-    return form if getattr(form, "supported", True) else None
+    return factory(transformation)
 
 
 # --- InsertField$Value ------------------------------------------------------------------------
@@ -118,8 +117,6 @@ class InsertFieldBatch(BatchTransform):
             fields.put(smt.offset_field.name, view.offset)
         if smt.timestamp_field is not None:
             name = smt.timestamp_field.name
-            if view.timestamp.null_count and fields.get(name) is not None and view.is_loose(name):
-                raise Declined("timestamp field kept where timestamps are null, and it is loose")
             fields.put(name, _coalesce(view.timestamp, fields.get(name)))
         if smt.static_field is not None and smt.static_value is not None:
             fields.put(smt.static_field.name, constant(smt.static_value, n, pa.string()))

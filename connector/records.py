@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 JSON_CONVERTER_NAMES = ("org.apache.kafka.connect.json.JsonConverter", "JsonConverter", "Json")
 
 
+def _lenient_converters() -> tuple[type, ...]:
+    from converters.bytearray import ByteArrayConverter
+    from converters.simple_header import SimpleHeaderConverter
+    from converters.string import StringConverter
+
+    return StringConverter, ByteArrayConverter, SimpleHeaderConverter
+
+
 class RecordConversionFailed(DataException):
     """A converter rejected a record; the message names the record's coordinates."""
 
@@ -210,6 +218,27 @@ class RecordDecoder:
         except Exception:  # noqa: BLE001 - a bad header: the converter itself will say what is wrong
             return None
 
+    def check_keys_and_headers(self, batch: "pa.RecordBatch") -> None:
+        """Run the key and header converters over a batch whose values take the columnar path.
+
+        The columnar path never builds SinkRecords, but a key or header that its
+        converter rejects must still fail the task, naming the record, as in
+        Connect. Converters that accept any bytes are skipped.
+        """
+        check_keys = not isinstance(self.key_converter, _LENIENT_CONVERTERS)
+        check_headers = not isinstance(self.header_converter, _LENIENT_CONVERTERS)
+        if not (check_keys or check_headers):
+            return
+        topics, partitions, offsets = (batch.column(n).to_pylist() for n in ("topic", "partition", "offset"))
+        keys = batch.column("key").to_pylist() if check_keys else None
+        headers = batch.column("headers").to_pylist() if check_headers else None
+        for i, offset in enumerate(offsets):
+            where = f"topic: {topics[i]}, partition: {partitions[i]}, offset: {offset}"
+            if check_headers and headers[i]:
+                self._headers(topics[i], headers[i], where)
+            if check_keys and keys[i] is not None:
+                self._convert(self.key_converter, topics[i], keys[i], (), "key", where)
+
     @staticmethod
     def _convert(converter, topic, data, headers, side, where):
         try:
@@ -235,3 +264,6 @@ class RecordDecoder:
                 ) from exc
             headers.append(Header(raw["key"], schema_and_value.value, schema_and_value.schema))
         return tuple(headers)
+
+
+_LENIENT_CONVERTERS = _lenient_converters()  # accept any bytes, so never fail a record

@@ -85,6 +85,8 @@ class TaskPipeline:
 
     def process(self, batch) -> SchemaNeeds:
         """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change."""
+        if self.columnar or self.batch_chain is not None:
+            self.decoder.check_keys_and_headers(batch)
         if self.columnar:
             return self.writer.write_json_values(batch)
         if self.batch_chain is not None:

@@ -59,3 +59,17 @@ def test_tombstones_are_skipped_and_their_offsets_committed(kafka_broker, spark,
     from tests.integration.harness import snapshot_offsets
 
     assert snapshot_offsets(props, table)[f"{topic}.connect-{props['name']}"] == {"0": 4}
+
+
+def test_a_malformed_json_key_fails_the_columnar_path_too(kafka_broker, spark, tmp_path):
+    topic, table = unique("badkey"), "db.badkey"
+    props = sink_props(unique("badkey"), topic, table, tmp_path, **{
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "key.converter.schemas.enable": "false"})
+    create_topic(kafka_broker.bootstrap, topic)
+    produce(kafka_broker.bootstrap, topic, [b'{"id": 1}', b'{"id": 2}'], keys=[b'"k1"', b'{broken'], partition=0)
+
+    with pytest.raises(ConnectException) as failure:
+        run_until_caught_up(props, kafka_broker.bootstrap, spark)
+
+    assert "key" in str(failure.value) and "offset: 1" in str(failure.value)

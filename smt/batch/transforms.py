@@ -174,7 +174,10 @@ class MaskFieldBatch(BatchTransform):
         for name in smt.masked_field_order:
             array = fields.get(name)
             if array is None:
-                continue  # the key is added with a null value: the same as absent, downstream
+                # The key is added with a null value: the same as absent downstream, but a later
+                # rename onto it collides (per record, the later key wins), so keep it as a column.
+                fields.put(name, pa.nulls(fields.length))
+                continue
             loose = fields.field_loose(name)
             origin = fields.origins.get(name)
             fields.put(name, self._masked(array, lambda: view.is_loose(name)), loose)
@@ -449,24 +452,37 @@ class FlattenBatch(BatchTransform):
             return view
         fields = view.value.maps(flatten.PURPOSE)
         out: list[tuple[str, pa.Array, bool]] = []
+        maps: list[tuple[str, pa.Array]] = []
         for name, array in zip(fields.names, fields.arrays):
-            self._flatten(name, array, "", out, name in fields.loose)
+            self._flatten(name, array, "", out, maps, name in fields.loose)
         names = [name for name, _, _ in out]
         if len(set(names)) != len(names):
             raise Declined("flattened names collide")
+        # A null map writes ``name: None`` (per-record), overwriting a leaf of the same name written
+        # before it in the record's key order (which the batch does not keep); a map that is not null
+        # writes only its children's names. Decline if some row has both a null map and a value there.
+        leaves = {name: array for name, array, _ in out}
+        for name, array in maps:
+            leaf = leaves.get(name)
+            if leaf is not None and pc.any(pc.and_(array.is_null(), leaf.is_valid())).as_py():
+                raise Declined("a null map and a flattened value share a name")
+        # Keep the names null maps write (null-valued keys) as null columns, for later renames' checks.
+        for name in dict.fromkeys(name for name, array in maps if name not in leaves and array.null_count):
+            out.append((name, pa.nulls(fields.length), False))
         origins = {name: origin for name, origin in fields.origins.items() if name in names}  # top level
         result = MapFields([(name, array) for name, array, _ in out], fields.length, fields.null_mask,
                            frozenset(name for name, _, loose in out if loose), origins)
         return view.with_value(result.values())
 
-    def _flatten(self, key: str, array: pa.Array, prefix: str, out: list, loose: bool) -> None:
+    def _flatten(self, key: str, array: pa.Array, prefix: str, out: list, maps: list, loose: bool) -> None:
         name = key if not prefix else prefix + self.transformation.delimiter + key
         k = kind(array)
         if k in (NULL, BOOL, INT, FLOAT, STRING, LIST):
             out.append((name, array, loose))
         elif k == MAP:
+            maps.append((name, array))
             for child_name, child in zip(_field_names(array), array.flatten()):
-                self._flatten(child_name, child, name, out, loose)
+                self._flatten(child_name, child, name, out, maps, loose)
         elif has_values(array):
             raise Declined(f"Flatten of {k} values fails")
 

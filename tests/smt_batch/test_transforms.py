@@ -169,6 +169,36 @@ def test_flatten_collision_declines():
     check(smt("Flatten$Value"), [{"a.b": 1, "a": {"b": 2}}], expect="declined")
 
 
+def test_flatten_null_map_onto_a_flattened_value_declines():
+    # Per record, the null map "a.b" (written after the top-level "a.b") overwrites 0 with None;
+    # the batch keeps no key order, so it cannot tell which one wins. (Found by hypothesis.)
+    config = config_of(smt("Flatten$Value", delimiter="."),
+                       smt("InsertField$Value", static_field="a", static_value="v", predicate="p0"),
+                       predicates={"p0": {"type": f"{KAFKA}.predicates.TopicNameMatches", "pattern": "orders.*"}})
+    values = [None, {"a.b": 0, "a": {"p": None, "b": None}}, {"a": {"b": {}}}]
+    check(config, values, expect="declined")
+    check(smt("Flatten$Value"), [{"a.b": 0, "a": {"b": None}}, {"a": {"b": {}}}], expect="declined")
+    check(smt("Flatten$Value"), [{"a": {"b": None}, "a.b": 0}, {"a": {"b": {"c": 1}}}], expect="declined")
+
+
+def test_flatten_null_map_sharing_a_name_with_null_values_only():
+    # Where the colliding value is null wherever the map is null, the result does not depend on order.
+    out = check(smt("Flatten$Value"), [{"a.b": 0, "a": {"b": {"c": 1}}}, {"a": {"b": None}}])
+    assert out == [{"a.b": 0, "a.b.c": 1}, {}]
+
+
+def test_null_valued_keys_from_mask_and_flatten_are_seen_by_renames():
+    # MaskField adds absent keys with null values, Flatten a null map's name; a rename onto such a
+    # key collides per record (the later key wins), so the batch must decline. (Found by hypothesis.)
+    predicates = {"p0": {"type": f"{KAFKA}.predicates.TopicNameMatches", "pattern": "orders.*"}}
+    config = config_of(smt("MaskField$Value", fields="a,b"),
+                       smt("InsertField$Value", static_field="a", static_value="v", predicate="p0"),
+                       smt("ReplaceField$Value", renames="a:b"), predicates=predicates)
+    check(config, [{}], expect="declined")
+    config = config_of(smt("Flatten$Value"), smt("ReplaceField$Value", renames="x:a"))
+    check(config, [{"x": 1, "a": None}, {"a": {"b": 2}}], expect="declined")
+
+
 def test_hoist_field_wraps_tombstones_too():
     assert check(smt("HoistField$Value", field="v"), [{"a": 1}, None]) == [{"v": {"a": 1}}, {}]
 

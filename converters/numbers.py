@@ -9,6 +9,8 @@ DataException, as is writing a value of another type.
 
 from __future__ import annotations
 
+import abc
+
 import struct
 from typing import Any, Mapping
 
@@ -43,7 +45,7 @@ class _TypedBytesConverter(Converter, HeaderConverter):
         return self.from_connect_data(topic, schema, value)
 
 
-class _NumberConverter(_TypedBytesConverter):
+class _NumberConverter(_TypedBytesConverter, abc.ABC):
     """``NumberConverter<T>``: a fixed-size big-endian number."""
 
     TYPE_NAME: str  # as in Kafka's messages: "short", "integer", ...
@@ -68,8 +70,9 @@ class _NumberConverter(_TypedBytesConverter):
             return None
         return struct.pack(self.FORMAT, self._checked(value))
 
+    @abc.abstractmethod
     def _checked(self, value: Any) -> Any:
-        raise NotImplementedError
+        """``value`` validated for this converter's number type (DataException otherwise)."""
 
     def _wrong_type(self, value: Any) -> DataException:
         return DataException(f"Failed to serialize to {self.TYPE_NAME} (was {type(value).__name__})")

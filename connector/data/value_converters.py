@@ -15,6 +15,8 @@ evolved from their schema by the record converter instead.
 
 from __future__ import annotations
 
+import abc
+
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -119,7 +121,7 @@ class FieldLookup:
 # --- the converter tree ---------------------------------------------------------------
 
 
-class ValueConverter:
+class ValueConverter(abc.ABC):
     """Converts non-null values to one Iceberg type; see the module doc."""
 
     def __init__(self, iceberg_type: IcebergType, arrow_type: pa.DataType):
@@ -129,8 +131,9 @@ class ValueConverter:
         # nested types: build the storage type, then cast to the real type.
         self.build_type = storage_type(arrow_type)
 
+    @abc.abstractmethod
     def convert(self, value: Any) -> Any:
-        raise NotImplementedError
+        """Convert one value to the column's Arrow-ready Python value."""
 
     def for_connect(self, schema: Schema | None) -> Callable[[Any], Any]:
         """The conversion function for values of a Connect schema (default: :meth:`convert`)."""
@@ -195,7 +198,11 @@ class PrimitiveConverter(ValueConverter):
 
     def __init__(self, iceberg_type: IcebergType, arrow_type: pa.DataType):
         super().__init__(iceberg_type, arrow_type)
+        # The coercer itself shadows the method below: no extra call per value.
         self.convert = primitive_coercer(iceberg_type)  # type: ignore[method-assign]
+
+    def convert(self, value: Any) -> Any:
+        return primitive_coercer(self.iceberg_type)(value)
 
     def for_connect(self, schema: Schema | None) -> Callable[[Any], Any]:
         if isinstance(self.iceberg_type, StringType) and schema is not None and schema.type is Type.FLOAT32:

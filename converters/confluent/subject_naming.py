@@ -21,6 +21,8 @@ accepted too.
 
 from __future__ import annotations
 
+import abc
+
 from typing import Any
 
 from connector.api.errors import ConfigException, DataException
@@ -31,7 +33,7 @@ KEY_SUBJECT_NAME_STRATEGY = "key.subject.name.strategy"
 VALUE_SUBJECT_NAME_STRATEGY = "value.subject.name.strategy"
 
 
-class SubjectNameStrategy:
+class SubjectNameStrategy(abc.ABC):
     """Base class: ``subject_name(topic, is_key, record_name)``."""
 
     JAVA_NAME = ""
@@ -41,8 +43,9 @@ class SubjectNameStrategy:
     def configure(self, config: dict) -> None:  # pragma: no cover - nothing to configure
         pass
 
+    @abc.abstractmethod
     def subject_name(self, topic: str | None, is_key: bool, record_name: str | None) -> str | None:
-        raise NotImplementedError
+        """The registry subject for a record of ``topic`` (and ``record_name``)."""
 
 
 class TopicNameStrategy(SubjectNameStrategy):

@@ -14,6 +14,8 @@ Batch forms are registered for exact classes (a user's subclass may override
 
 from __future__ import annotations
 
+import abc
+
 import math
 from typing import Any, Callable
 
@@ -66,14 +68,15 @@ from smt.transforms import (
 _REGISTRY: dict[type, Callable[[Any], "BatchTransform | None"]] = {}
 
 
-class BatchTransform:
+class BatchTransform(abc.ABC):
     """The batch form of one configured transformation."""
 
     def __init__(self, transformation: Any):
         self.transformation = transformation
 
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+        """The transformation applied to every record of ``view``, column-wise."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.transformation!r})"

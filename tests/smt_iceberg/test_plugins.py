@@ -16,14 +16,6 @@ from tests.smt_iceberg.example_plugins import KeyValueTextConverter, TopicSuffix
 MODULE = "tests.smt_iceberg.example_plugins"
 
 
-def _converters_load_available() -> bool:
-    try:
-        converters = importlib.import_module("converters")
-    except ImportError:
-        return False
-    return hasattr(converters, "load")
-
-
 def test_resolve_class_by_module_path():
     assert resolve_class(f"{MODULE}:UppercaseField", {}, kind="transformation") is UppercaseField
     assert resolve_class(f"{MODULE}:TopicSuffix", {}, kind="predicate") is TopicSuffix
@@ -82,7 +74,6 @@ def test_smt_load_user_transform_and_predicate():
         smt.load("no_such_module_xyz:Thing", {})
 
 
-@pytest.mark.skipif(not _converters_load_available(), reason="converters.load not available yet")
 def test_converters_load_user_converter():
     converters = importlib.import_module("converters")
     converter = converters.load(f"{MODULE}:KeyValueTextConverter", {"separator": ";"}, is_key=True)

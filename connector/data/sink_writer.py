@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - makes pa.compute available
 from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConfigException, DataException
@@ -157,8 +158,8 @@ class SinkWriter:
         if self.tables.get(table_name) is not None:
             return self.tables[table_name]
         values = batch.column("value")
-        index = next((i for i, v in enumerate(values.to_pylist()) if v is not None), None)
-        if index is None:
+        index = pa.compute.index(pa.compute.is_valid(values), True).as_py()  # first non-tombstone
+        if index < 0:
             return None
         where = (f"topic: {batch.column('topic')[index].as_py()}, partition: "
                  f"{batch.column('partition')[index].as_py()}, offset: {batch.column('offset')[index].as_py()}")

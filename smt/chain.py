@@ -19,10 +19,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from connector.api.errors import ConfigException, ConnectException, DataException, RetriableException
+from connector.api.config_def import ConfigDef, ConfigType, parse_type
+from connector.api.errors import (
+    ConfigException,
+    ConnectException,
+    DataException,
+    RetriableException,
+)
 from connector.api.record import SinkRecord
 from smt import predicate_class, transformation_class
-from smt.base import ConfigDef, ConfigType, parse_type
 
 TRANSFORMS_CONFIG = "transforms"
 PREDICATES_CONFIG = "predicates"

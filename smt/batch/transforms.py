@@ -15,7 +15,6 @@ Batch forms are registered for exact classes (a user's subclass may override
 from __future__ import annotations
 
 import abc
-
 import math
 from typing import Any, Callable
 
@@ -23,9 +22,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.api.java.dateformat import JavaDateFormat
 from connector.api.logical import MILLIS_PER_DAY
 from connector.api.schema import Type
-from smt.base import JavaDateFormat
 from smt.batch.kernels import (
     BOOL,
     DATE,
@@ -50,11 +49,18 @@ from smt.batch.kernels import (
     map_distinct,
     max_abs,
 )
-from smt.batch.view import ALL, Declined, MapFields, RecordBatchView, Values, constant, make_struct
+from smt.batch.view import (
+    ALL,
+    Declined,
+    MapFields,
+    RecordBatchView,
+    Values,
+    constant,
+    make_struct,
+)
 from smt.transforms import (
     cast,
     extract_field,
-    filter as filter_smt,
     flatten,
     hoist_field,
     insert_field,
@@ -63,6 +69,9 @@ from smt.transforms import (
     replace_field,
     timestamp_converter,
     timestamp_router,
+)
+from smt.transforms import (
+    filter as filter_smt,
 )
 
 _REGISTRY: dict[type, Callable[[Any], "BatchTransform | None"]] = {}

@@ -7,11 +7,13 @@ copy of a column that another transform (or the sink's routing) consumes.
 
 from __future__ import annotations
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.base import ConfigDef, ConfigType, LRUCache, Transformation, copy_schema_basics, require_map, require_struct
+from smt.base import Transformation, copy_schema_basics, require_map, require_struct
 
 SOURCE_FIELD = "source.field"
 TARGET_FIELD = "target.field"

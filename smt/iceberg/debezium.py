@@ -10,16 +10,27 @@ from __future__ import annotations
 
 import logging
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Timestamp
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.base import ConfigDef, ConfigType, LRUCache, Transformation, copy_schema_basics, require_map, require_struct
+from smt.base import Transformation, copy_schema_basics, require_map, require_struct
 from smt.iceberg._util import (
-    COL_CDC, COL_KEY, COL_OFFSET, COL_OP, COL_SOURCE, COL_TARGET, COL_TS,
-    OP_DELETE, OP_INSERT, OP_UPDATE,
-    string_value_of, struct_get,
+    COL_CDC,
+    COL_KEY,
+    COL_OFFSET,
+    COL_OP,
+    COL_SOURCE,
+    COL_TARGET,
+    COL_TS,
+    OP_DELETE,
+    OP_INSERT,
+    OP_UPDATE,
+    string_value_of,
+    struct_get,
 )
 
 LOG = logging.getLogger(__name__)

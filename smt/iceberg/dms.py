@@ -14,7 +14,16 @@ import logging
 from connector.api.errors import DataException
 from connector.api.record import SinkRecord
 from smt.base import Transformation, require_map
-from smt.iceberg._util import COL_CDC, COL_OP, COL_SOURCE, COL_TS, OP_DELETE, OP_INSERT, OP_UPDATE, string_value_of
+from smt.iceberg._util import (
+    COL_CDC,
+    COL_OP,
+    COL_SOURCE,
+    COL_TS,
+    OP_DELETE,
+    OP_INSERT,
+    OP_UPDATE,
+    string_value_of,
+)
 
 LOG = logging.getLogger(__name__)
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 import decimal
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Decimal
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
-from smt.base import ConfigDef, ConfigType, Transformation
+from smt.base import Transformation
 from smt.iceberg._jackson import MISSING, Float32, node_kind, parse, to_json_text
 
 __all__ = [

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Callable
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import ConfigException
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.base import (
-    ConfigDef, ConfigType, LRUCache, Transformation, copy_schema_basics, require_map, require_struct,
-)
+from smt.base import Transformation, copy_schema_basics, require_map, require_struct
 
 FIELD_NAME = "field_name"
 NESTED = "nested"

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import logging
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
+from smt.base import Transformation, require_struct
 from smt.iceberg._bson import BsonValue, parse_document
 from smt.iceberg._mongo_converter import ArrayEncoding, MongoDataConverter
-from smt.base import ConfigDef, ConfigType, Transformation, require_struct
 from smt.iceberg._util import string_value_of, struct_get
 
 LOG = logging.getLogger(__name__)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType, non_empty_string
 from connector.api.record import SinkRecord
-from smt.base import ConfigDef, ConfigType, Predicate, non_empty_string
+from smt.base import Predicate
 
 NAME_CONFIG = "name"
 

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import (
+    ConfigDef,
+    ConfigType,
+    composite,
+    non_empty_string,
+    valid_regex,
+)
 from connector.api.errors import ConfigException
+from connector.api.java.regex import compile_java_regex
 from connector.api.record import SinkRecord
-from smt.base import ConfigDef, ConfigType, Predicate, compile_java_regex, composite, non_empty_string, valid_regex
+from smt.base import Predicate
 
 PATTERN_CONFIG = "pattern"
 

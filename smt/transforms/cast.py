@@ -21,8 +21,12 @@ import re
 import struct as _struct
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType, lambda_validator
 from connector.api.errors import ConfigException, DataException
+from connector.api.java.dateformat import JavaDateFormat
+from connector.api.java.strings import class_name, java_split, java_trim
 from connector.api.logical import Date, Time, Timestamp
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import (
     DATE_LOGICAL_NAME,
@@ -34,19 +38,11 @@ from connector.api.schema import (
 )
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
-    JavaDateFormat,
     KeySide,
-    LRUCache,
     SidedTransformation,
     ValueSide,
-    class_name,
     copy_schema_basics,
     field_value,
-    java_split,
-    java_trim,
-    lambda_validator,
     replace_null_with_default,
     require_map,
     require_struct,

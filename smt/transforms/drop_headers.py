@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType, non_empty_list
 from connector.api.record import SinkRecord
-from smt.base import ConfigDef, ConfigType, Transformation, non_empty_list
+from smt.base import Transformation
 
 HEADERS_FIELD = "headers"
 

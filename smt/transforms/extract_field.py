@@ -8,19 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.record import SinkRecord
 from smt.base import (
-    ConfigDef,
-    ConfigType,
-    FieldSyntaxVersion,
     KeySide,
     SidedTransformation,
-    SingleFieldPath,
     ValueSide,
     replace_null_with_default,
     require_map_or_null,
     require_struct_or_null,
 )
+from smt.field_path import FieldSyntaxVersion, SingleFieldPath
 
 FIELD_CONFIG = "field"
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"

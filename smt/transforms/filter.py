@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from connector.api.config_def import ConfigDef
 from connector.api.record import SinkRecord
-from smt.base import ConfigDef, Transformation
+from smt.base import Transformation
 
 
 class Filter(Transformation):

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
+from connector.api.java.strings import class_name
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
     KeySide,
-    LRUCache,
     SidedTransformation,
     ValueSide,
-    class_name,
     copy_schema_basics,
     require_map,
     require_struct_or_null,

@@ -4,25 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType, non_empty_list, valid_string
 from connector.api.errors import ConfigException, DataException
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
     KeySide,
-    LRUCache,
     SidedTransformation,
     ValueSide,
     checked_header,
     copy_schema_basics,
     field_value,
-    non_empty_list,
     replace_null_with_default,
     require_map,
     require_struct,
-    valid_string,
 )
 
 FIELDS_FIELD = "fields"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.base import ConfigDef, ConfigType, KeySide, LRUCache, SidedTransformation, ValueSide
+from smt.base import KeySide, SidedTransformation, ValueSide
 
 FIELD_CONFIG = "field"
 

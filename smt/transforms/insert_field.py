@@ -9,16 +9,15 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, NamedTuple
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import ConfigException
 from connector.api.logical import EPOCH, Timestamp
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
     KeySide,
-    LRUCache,
     SidedTransformation,
     ValueSide,
     copy_schema_basics,

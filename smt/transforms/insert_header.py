@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType, non_null
 from connector.api.record import SinkRecord
-from smt.base import ConfigDef, ConfigType, Transformation, checked_header, non_null
+from smt.base import Transformation, checked_header
 
 HEADER_FIELD = "header"
 VALUE_LITERAL_FIELD = "value.literal"

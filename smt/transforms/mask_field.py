@@ -7,21 +7,23 @@ import decimal as _decimal
 import re
 from typing import Any, Callable
 
+from connector.api.config_def import (
+    ConfigDef,
+    ConfigType,
+    non_empty_list,
+    non_empty_string,
+)
 from connector.api.errors import DataException
+from connector.api.java.strings import class_name
 from connector.api.logical import EPOCH, EPOCH_DATE
 from connector.api.record import SinkRecord
 from connector.api.schema import DECIMAL_LOGICAL_NAME, Schema, Type
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
     KeySide,
     SidedTransformation,
     ValueSide,
-    class_name,
     field_value,
-    non_empty_list,
-    non_empty_string,
     replace_null_with_default,
     require_map,
     require_struct,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType, valid_regex
+from connector.api.java.regex import JavaReplacement, compile_java_regex
 from connector.api.record import SinkRecord
-from smt.base import ConfigDef, ConfigType, JavaReplacement, Transformation, compile_java_regex, valid_regex
+from smt.base import Transformation
 
 REGEX = "regex"
 REPLACEMENT = "replacement"

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from connector.api.config_def import ConfigDef, ConfigType, lambda_validator
 from connector.api.errors import ConfigException
+from connector.api.java.strings import java_split
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
     KeySide,
-    LRUCache,
     SidedTransformation,
     ValueSide,
     copy_schema_basics,
-    java_split,
-    lambda_validator,
     replace_null_with_default,
     require_map,
     require_struct,

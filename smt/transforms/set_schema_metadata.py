@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import ConfigException
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
     KeySide,
     SidedTransformation,
     ValueSide,

@@ -10,8 +10,19 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, NamedTuple
 
+from connector.api.config_def import ConfigDef, ConfigType, valid_string
 from connector.api.errors import ConfigException, ConnectException, DataException
-from connector.api.logical import EPOCH, EPOCH_DATE, MILLIS_PER_DAY, Date, Time, Timestamp
+from connector.api.java.dateformat import JavaDateFormat
+from connector.api.java.strings import class_name
+from connector.api.logical import (
+    EPOCH,
+    EPOCH_DATE,
+    MILLIS_PER_DAY,
+    Date,
+    Time,
+    Timestamp,
+)
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import (
     DATE_LOGICAL_NAME,
@@ -23,21 +34,15 @@ from connector.api.schema import (
 )
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
-    JavaDateFormat,
     KeySide,
-    LRUCache,
     SidedTransformation,
     ValueSide,
-    class_name,
     copy_schema_basics,
     field_value,
     replace_null_with_default,
     require_map,
     require_struct_or_null,
     schema_text,
-    valid_string,
 )
 
 FIELD_CONFIG = "field"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import ConfigException, DataException
+from connector.api.java.dateformat import JavaDateFormat, UnsupportedPatternError
 from connector.api.record import SinkRecord
-from smt.base import ConfigDef, ConfigType, JavaDateFormat, Transformation, UnsupportedPatternError
+from smt.base import Transformation
 
 TOPIC_FORMAT = "topic.format"
 TIMESTAMP_FORMAT = "timestamp.format"

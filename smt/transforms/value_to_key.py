@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from connector.api.config_def import ConfigDef, ConfigType, non_empty_list
 from connector.api.errors import DataException
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.base import (
-    ConfigDef,
-    ConfigType,
-    LRUCache,
     Transformation,
-    non_empty_list,
     replace_null_with_default,
     require_map,
     require_struct,

@@ -7,21 +7,28 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.api import ConfigException, DataException, Header, Schema, SchemaBuilder, Struct
-from smt.base import (
+from connector.api import (
+    ConfigException,
+    DataException,
+    Header,
+    Schema,
+    SchemaBuilder,
+    Struct,
+)
+from connector.api.config_def import (
     NO_DEFAULT,
     ConfigDef,
     ConfigType,
-    JavaDateFormat,
-    JavaReplacement,
-    LRUCache,
-    UnsupportedPatternError,
-    checked_header,
-    compile_java_regex,
-    copy_schema_basics,
-    java_split,
     non_empty_list,
     parse_type,
+)
+from connector.api.java.dateformat import JavaDateFormat, UnsupportedPatternError
+from connector.api.java.regex import JavaReplacement, compile_java_regex
+from connector.api.java.strings import java_split
+from connector.api.lru import LRUCache
+from smt.base import (
+    checked_header,
+    copy_schema_basics,
     require_map,
     require_sink_record,
     require_struct,

@@ -24,7 +24,13 @@ from connector.api import (
     Timestamp,
     Type,
 )
-from smt.transforms.cast import Key, Value, cast_value_to_type, date_format_for, java_float_to_string
+from smt.transforms.cast import (
+    Key,
+    Value,
+    cast_value_to_type,
+    date_format_for,
+    java_float_to_string,
+)
 from tests.smt import millis, record, value_record
 
 MILLIS_PER_HOUR = 3_600_000

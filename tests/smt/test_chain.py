@@ -18,7 +18,8 @@ from connector.api import (
     SinkRecord,
     Struct,
 )
-from smt.base import ConfigDef, ConfigType, Predicate, Transformation, at_least
+from connector.api.config_def import ConfigDef, ConfigType, at_least
+from smt.base import Predicate, Transformation
 from smt.chain import TransformationChain, TransformationStage, validate
 from tests.smt import record
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from connector.api import ConfigException, DataException, Schema, SchemaBuilder, Struct
-from smt.base import ConfigDef, FieldSyntaxVersion, SingleFieldPath
+from connector.api.config_def import ConfigDef
+from smt.field_path import FieldSyntaxVersion, SingleFieldPath
 from smt.transforms.extract_field import Key, Value
 from tests.smt import record
 

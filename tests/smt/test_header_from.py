@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from connector.api import ConfigException, DataException, Header, Schema, SchemaBuilder, Struct
+from connector.api import (
+    ConfigException,
+    DataException,
+    Header,
+    Schema,
+    SchemaBuilder,
+    Struct,
+)
 from smt.transforms.header_from import Key, Value
 from tests.smt import record
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from connector.api import ConfigException, DataException, Schema, SchemaBuilder, Struct, Timestamp
+from connector.api import (
+    ConfigException,
+    DataException,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Timestamp,
+)
 from smt.transforms.insert_field import Key, Value
 from tests.smt import millis, record, value_record
 

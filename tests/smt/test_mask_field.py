@@ -7,7 +7,17 @@ import decimal
 
 import pytest
 
-from connector.api import ConfigException, DataException, Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connector.api import (
+    ConfigException,
+    DataException,
+    Date,
+    Decimal,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+)
 from smt.transforms.mask_field import Key, Value
 from tests.smt import UTC, millis, record
 

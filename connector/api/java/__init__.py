@@ -1,0 +1,1 @@
+"""Java semantics that Connect users see in their data and configs, in one place."""

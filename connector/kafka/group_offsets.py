@@ -18,18 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
 from connector.kafka.client_config import admin_config_from
-
-TopicPartitionKey = tuple[str, int]
+from connector.kafka.offsets import TopicPartition
 
 
 def commit_group_offsets(
     client_conf: Mapping[str, object],
     group_id: str,
-    offsets: Mapping[TopicPartitionKey, int],
+    offsets: Mapping[TopicPartition, int],
     *,
     timeout: float = 30.0,
 ) -> None:
@@ -40,7 +40,7 @@ def commit_group_offsets(
     """
     if not offsets:
         return
-    request = [TopicPartition(topic, partition, offset) for (topic, partition), offset in sorted(offsets.items())]
+    request = [KafkaTopicPartition(topic, partition, offset) for (topic, partition), offset in sorted(offsets.items())]
     admin = AdminClient(admin_config_from(client_conf))
     futures = admin.alter_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(group_id, request)], request_timeout=timeout
@@ -52,12 +52,12 @@ def commit_group_offsets(
 def read_group_offsets(
     client_conf: Mapping[str, object],
     group_id: str,
-    partitions: Iterable[TopicPartitionKey],
+    partitions: Iterable[TopicPartition],
     *,
     timeout: float = 30.0,
-) -> dict[TopicPartitionKey, int]:
+) -> dict[TopicPartition, int]:
     """The committed next offsets of ``group_id``; partitions without one are absent."""
-    request = [TopicPartition(topic, partition) for topic, partition in sorted(set(partitions))]
+    request = [KafkaTopicPartition(topic, partition) for topic, partition in sorted(set(partitions))]
     if not request:
         return {}
     admin = AdminClient(admin_config_from(client_conf))
@@ -70,7 +70,7 @@ def read_group_offsets(
     return {(tp.topic, tp.partition): tp.offset for tp in committed if tp.offset >= 0}
 
 
-def _raise_partition_errors(group_id: str, result: Iterable[TopicPartition], action: str) -> None:
+def _raise_partition_errors(group_id: str, result: Iterable[KafkaTopicPartition], action: str) -> None:
     failed = [tp for tp in result if tp.error is not None]
     if failed:
         details = ", ".join(f"{tp.topic}[{tp.partition}]: {tp.error.str()}" for tp in failed)

@@ -23,12 +23,14 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_END, Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata, OffsetSpec
 
 from connector.kafka.client_config import admin_config_from, reader_config
 
-TopicPartitionKey = tuple[str, int]
+#: A source partition: (topic, partition). The one key type for offsets everywhere in icefloe.
+TopicPartition = tuple[str, int]
 
 # The probe only needs partition-EOF events; the record tail it reads on Tansu
 # is discarded, so keep fetches small.
@@ -59,7 +61,7 @@ class OffsetRange:
         return max(0, self.end - self.start)
 
     @property
-    def key(self) -> TopicPartitionKey:
+    def key(self) -> TopicPartition:
         return (self.topic, self.partition)
 
 
@@ -67,21 +69,21 @@ class OffsetRange:
 # Broker queries
 # --------------------------------------------------------------------------
 def earliest_offsets(
-    client_conf: Mapping[str, object], partitions: Iterable[TopicPartitionKey], *, timeout: float = 30.0
-) -> dict[TopicPartitionKey, int]:
+    client_conf: Mapping[str, object], partitions: Iterable[TopicPartition], *, timeout: float = 30.0
+) -> dict[TopicPartition, int]:
     """Log start offset of each partition (one batched ListOffsets(earliest))."""
     keys = list(partitions)
     if not keys:
         return {}
     admin = AdminClient(admin_config_from(client_conf))
-    request = {TopicPartition(topic, partition): OffsetSpec.earliest() for topic, partition in keys}
+    request = {KafkaTopicPartition(topic, partition): OffsetSpec.earliest() for topic, partition in keys}
     futures = admin.list_offsets(request, request_timeout=timeout)
     return {(tp.topic, tp.partition): future.result(timeout=timeout).offset for tp, future in futures.items()}
 
 
 def end_offsets(
-    client_conf: Mapping[str, object], partitions: Iterable[TopicPartitionKey], *, timeout: float = 30.0
-) -> dict[TopicPartitionKey, int]:
+    client_conf: Mapping[str, object], partitions: Iterable[TopicPartition], *, timeout: float = 30.0
+) -> dict[TopicPartition, int]:
     """The offset a reader at the end of each partition would fetch next.
 
     That is the high watermark, or the last stable offset when the config
@@ -91,12 +93,12 @@ def end_offsets(
     keys = list(partitions)
     if not keys:
         return {}
-    return fetch_end_offsets(client_conf, [TopicPartition(t, p, OFFSET_END) for t, p in keys], timeout=timeout)
+    return fetch_end_offsets(client_conf, [KafkaTopicPartition(t, p, OFFSET_END) for t, p in keys], timeout=timeout)
 
 
 def fetch_end_offsets(
-    client_conf: Mapping[str, object], assignment: Sequence[TopicPartition], *, timeout: float = 30.0
-) -> dict[TopicPartitionKey, int]:
+    client_conf: Mapping[str, object], assignment: Sequence[KafkaTopicPartition], *, timeout: float = 30.0
+) -> dict[TopicPartition, int]:
     """End offsets from partition-EOF events, fetching from the given positions.
 
     :func:`end_offsets` starts at ``OFFSET_END`` (the broker's ListOffsets
@@ -116,7 +118,7 @@ def fetch_end_offsets(
         consumer.close()
 
 
-def _check_exist(metadata: ClusterMetadata, assignment: Sequence[TopicPartition]) -> None:
+def _check_exist(metadata: ClusterMetadata, assignment: Sequence[KafkaTopicPartition]) -> None:
     """Fail at once, naming them, for partitions the cluster does not have."""
     missing = sorted(
         f"{tp.topic}[{tp.partition}]"
@@ -127,9 +129,9 @@ def _check_exist(metadata: ClusterMetadata, assignment: Sequence[TopicPartition]
         raise KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, f"Unknown topic-partitions: {', '.join(missing)}"))
 
 
-def _await_eof(consumer: Consumer, pending: set[TopicPartitionKey], timeout: float) -> dict[TopicPartitionKey, int]:
+def _await_eof(consumer: Consumer, pending: set[TopicPartition], timeout: float) -> dict[TopicPartition, int]:
     """Consume (discarding records) until every partition in ``pending`` hit EOF."""
-    ends: dict[TopicPartitionKey, int] = {}
+    ends: dict[TopicPartition, int] = {}
     deadline = time.monotonic() + timeout
     while pending:
         if time.monotonic() > deadline:
@@ -155,8 +157,8 @@ def _await_eof(consumer: Consumer, pending: set[TopicPartitionKey], timeout: flo
 # Planning
 # --------------------------------------------------------------------------
 def plan_ranges(
-    start: Mapping[TopicPartitionKey, int],
-    end: Mapping[TopicPartitionKey, int],
+    start: Mapping[TopicPartition, int],
+    end: Mapping[TopicPartition, int],
     *,
     max_tasks: int,
     split_large: bool,
@@ -189,7 +191,7 @@ def plan_ranges(
     return sorted(sorted(group) for group in groups if group)
 
 
-def _nonempty_ranges(start: Mapping[TopicPartitionKey, int], end: Mapping[TopicPartitionKey, int]) -> list[OffsetRange]:
+def _nonempty_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]) -> list[OffsetRange]:
     ranges = []
     for key in sorted(end):
         if key not in start:

@@ -28,7 +28,8 @@ from typing import Optional
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connector.api.errors import ConnectException
 from connector.kafka.client_config import reader_config
@@ -143,7 +144,7 @@ class RangeReader:
             return
         consumer = self._open()
         self._require_partition(consumer, rng)
-        consumer.assign([TopicPartition(rng.topic, rng.partition, rng.start)])
+        consumer.assign([KafkaTopicPartition(rng.topic, rng.partition, rng.start)])
         try:
             cursor = _RangeCursor(consumer, rng, self._poll_timeout, self._stall_timeout)
             while not cursor.done:
@@ -188,7 +189,7 @@ class _RangeCursor:
     def __init__(self, consumer: Consumer, rng: OffsetRange, poll_timeout: float, stall_timeout: float) -> None:
         self._consumer = consumer
         self._rng = rng
-        self._tp = TopicPartition(rng.topic, rng.partition)
+        self._tp = KafkaTopicPartition(rng.topic, rng.partition)
         self._poll_timeout = poll_timeout
         self._stall_timeout = stall_timeout
         self.position = rng.start  # every offset below this has been accounted for

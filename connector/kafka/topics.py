@@ -14,8 +14,7 @@ from typing import Optional
 from confluent_kafka import Consumer
 
 from connector.kafka.client_config import KafkaConfigError, reader_config
-
-TopicPartitionKey = tuple[str, int]
+from connector.kafka.offsets import TopicPartition
 
 
 class UnknownTopicError(KafkaConfigError):
@@ -27,7 +26,7 @@ def resolve_partitions(
     topics: Optional[Sequence[str]],
     topics_regex: Optional[str],
     timeout: float = 30.0,
-) -> list[TopicPartitionKey]:
+) -> list[TopicPartition]:
     """Sorted ``(topic, partition)`` pairs for ``topics`` or ``topics_regex``.
 
     Exactly one of the two must be given (as in Connect). The regex must

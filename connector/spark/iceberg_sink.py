@@ -37,9 +37,9 @@ import json
 import logging
 import os
 import uuid
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping
 from urllib.parse import urlparse
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,13 +63,19 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.api.errors import ConfigException, ConnectException, DataException
+from connector.api.errors import ConfigException, DataException
+from connector.channel.commit import CommitBatch, commit_table, schema_rounds
+from connector.channel.messages import TaskResult
+from connector.channel.offsets import committed_offsets, summaries
+from connector.channel.worker import new_pipeline
 from connector.config.sink_config import SinkConfig, load_connector_file
+from connector.data.catalog import load_catalog
+from connector.data.table_writer import SchemaNeeds
+from connector.kafka.offsets import TopicPartition
 from connector.kafka.range_reader import HEADERS_TYPE, RAW_SCHEMA
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 
 #: Snapshot summary keys of a streaming commit.
 SPARK_QUERY_ID = "icefloe.spark.query-id"
@@ -89,7 +95,6 @@ _WORKER_PREFIXES = ("sasl.", "ssl.", "consumer.", "admin.", "producer.")
 _CONNECTOR_PREFIXES = ("consumer.override.", "admin.override.", "producer.override.")
 
 PROCESS_ROWS = 50_000  # rows gathered from Spark's Arrow batches (10k by default) before converting
-MAX_SCHEMA_ROUNDS = 20
 GROUP_COMMIT_TIMEOUT = 10.0
 
 
@@ -263,35 +268,8 @@ def split_by_partition(batch: pa.RecordBatch) -> list[pa.RecordBatch]:
 # Commit messages
 # ---------------------------------------------------------------------------------------
 @dataclass
-class IcebergCommitMessage(WriterCommitMessage):
-    """What one Spark task wrote: files per table, next offsets, newest timestamps."""
-
-    task_id: str
-    data_files: dict[str, list[Any]] = field(default_factory=dict)
-    next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
-    max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
-    records_read: int = 0
-    records_written: dict[str, int] = field(default_factory=dict)
-
-
-class _Progress:
-    """Per source partition: the next offset and the newest timestamp seen (None once one is missing)."""
-
-    def __init__(self, message: IcebergCommitMessage):
-        self.message = message
-
-    def track(self, batch: pa.RecordBatch) -> None:
-        tp = (batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py())
-        message = self.message
-        message.records_read += batch.num_rows
-        following = pc.max(batch.column("offset")).as_py() + 1
-        message.next_offsets[tp] = max(following, message.next_offsets.get(tp, following))
-        timestamps = batch.column("timestamp")
-        newest = pc.max(timestamps).as_py()
-        if timestamps.null_count or newest is None:
-            message.max_timestamps[tp] = None
-        elif message.max_timestamps.get(tp, 0) is not None:
-            message.max_timestamps[tp] = max(message.max_timestamps.get(tp, newest), newest)
+class SparkTaskResult(TaskResult, WriterCommitMessage):
+    """A task's result, as the commit message type Spark requires (a ``WriterCommitMessage``)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -306,29 +284,34 @@ def _task_id(config: SinkConfig) -> str:
 
 
 def write_batches(config: SinkConfig, columns: Mapping[str, str],
-                  batches: Iterable[pa.RecordBatch]) -> IcebergCommitMessage:
-    """Run the connector's task pipeline over one Spark partition's input; nothing is committed."""
-    from connector.channel.schema_changes import apply_schema_needs
-    from connector.task import TaskPipeline
+                  batches: Iterable[pa.RecordBatch]) -> SparkTaskResult:
+    """Run the connector's task pipeline over one Spark partition's input; nothing is committed.
 
+    A batch that needs a table created or evolved gets it here, from this task
+    (concurrent tasks' identical changes are idempotent), and is processed again.
+    """
     task_id = _task_id(config)
-    pipeline = TaskPipeline(config, task_id)
-    message = IcebergCommitMessage(task_id=task_id)
-    progress = _Progress(message)
+    pipeline = new_pipeline(config, task_id)
+    result = SparkTaskResult(task_id=task_id)
 
-    def process(pending: list[pa.RecordBatch]) -> None:
+    def process_piece(piece: pa.RecordBatch) -> tuple[SchemaNeeds, pa.RecordBatch | None]:
+        needs = pipeline.process(piece)
+        if needs:
+            pipeline.forget_tables(needs.tables)
+            return needs, piece
+        result.track(piece)
+        return needs, None
+
+    for pending in _gathered(batches, columns):
         combined = pa.Table.from_batches(pending).combine_chunks().to_batches()
         for piece in (p for batch in combined for p in split_by_partition(batch)):
-            for _ in range(MAX_SCHEMA_ROUNDS):
-                needs = pipeline.process(piece)
-                if not needs:
-                    break
-                apply_schema_needs(pipeline.catalog, config, needs.create, needs.updates)
-                pipeline.forget_tables(list(needs.create) + list(needs.updates))
-            else:
-                raise ConnectException(f"Gave up after {MAX_SCHEMA_ROUNDS} schema changes for one batch")
-            progress.track(piece)
+            schema_rounds(pipeline.catalog, config, piece, process_piece)
+    result.data_files, result.records_written = pipeline.close()
+    return result
 
+
+def _gathered(batches: Iterable[pa.RecordBatch], columns: Mapping[str, str]) -> Iterator[list[pa.RecordBatch]]:
+    """Spark's Arrow batches (10k rows by default), conformed and gathered into lists of ~PROCESS_ROWS rows."""
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
     for batch in batches:
@@ -337,72 +320,67 @@ def write_batches(config: SinkConfig, columns: Mapping[str, str],
         pending.append(conform(batch, columns))
         pending_rows += batch.num_rows
         if pending_rows >= PROCESS_ROWS:
-            process(pending)
+            yield pending
             pending, pending_rows = [], 0
     if pending:
-        process(pending)
-    message.data_files, message.records_written = pipeline.close()
-    return message
+        yield pending
 
 
 # ---------------------------------------------------------------------------------------
 # Driver side
 # ---------------------------------------------------------------------------------------
-def commit_messages(config: SinkConfig, messages: Iterable[IcebergCommitMessage | None], *,
+def commit_messages(config: SinkConfig, messages: Iterable[TaskResult | None], *,
                     batch_id: int | None = None, query_id: str | None = None) -> dict[str, int]:
     """One append per table with all tasks' files and the offsets; returns the new snapshot ids."""
-    from connector.channel.coordinator import _valid_through, commit_table
-    from connector.channel.offsets import committed_offsets
-    from connector.data.catalog import load_catalog
-
-    messages = [m for m in messages if m is not None]
-    files: dict[str, list] = {}
-    covered: dict[TopicPartition, int] = {}
-    for message in messages:
-        for table, table_files in message.data_files.items():
-            files.setdefault(table, []).extend(table_files)
-        for tp, offset in message.next_offsets.items():
-            covered[tp] = max(offset, covered.get(tp, offset))
+    batch = CommitBatch.of(m for m in messages if m is not None)
+    covered = batch.next_offsets
     if not covered:
         return {}
     catalog = load_catalog(config.props)
     commit_id = str(uuid.uuid4())
-    valid_through = _valid_through(messages, covered)
+    valid_through = batch.valid_through(covered)
     extra = {}
     if batch_id is not None:
         extra[SPARK_BATCH_ID] = str(batch_id)
         if query_id:
             extra[SPARK_QUERY_ID] = query_id
     snapshots: dict[str, int] = {}
-    mirror = dict(covered)
-    for table_name, table_files in sorted(files.items()):
-        table = catalog.load_table(table_name)
-        branch = config.iceberg.table_config(table_name).commit_branch or "main"
-        if batch_id is not None and query_id:
-            done = last_spark_batch(table, branch, query_id)
-            if done == batch_id:
-                log.warning("Batch %d of query %s is already in %s (Spark re-ran it): not committing it again",
-                            batch_id, query_id, table_name)
-                _delete_files(table, table_files)
-                continue
-        previous = committed_offsets(table, config.group_id, branch)
-        # Never move a table's offsets backwards (an input holding only already-committed records).
-        table_covered = {tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()}
-        for tp, offset in table_covered.items():
-            mirror[tp] = max(offset, mirror[tp])
-        snapshots[table_name] = commit_table(catalog, config, table_name, table_files, table_covered,
+    for table_name, table_files in sorted(batch.files.items()):
+        if batch_id is not None and query_id and _already_committed(catalog, config, table_name, query_id, batch_id):
+            _delete_files(catalog.load_table(table_name), table_files)
+            continue
+        snapshots[table_name] = commit_table(catalog, config, table_name, table_files, covered,
                                              commit_id, valid_through, extra)
-    _mirror_group_offsets(config, mirror)
+    _mirror_group_offsets(config, _group_offsets(catalog, config, covered, snapshots))
     return snapshots
+
+
+def _already_committed(catalog, config: SinkConfig, table_name: str, query_id: str, batch_id: int) -> bool:
+    """Whether ``table_name`` already holds this streaming batch (Spark re-runs the last one after a crash)."""
+    table = catalog.load_table(table_name)
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    if last_spark_batch(table, branch, query_id) != batch_id:
+        return False
+    log.warning("Batch %d of query %s is already in %s (Spark re-ran it): not committing it again",
+                batch_id, query_id, table_name)
+    return True
+
+
+def _group_offsets(catalog, config: SinkConfig, covered: dict[TopicPartition, int],
+                   snapshots: dict[str, int]) -> dict[TopicPartition, int]:
+    """The offsets to mirror to the group: ``covered``, raised to what the committed tables now hold."""
+    mirror = dict(covered)
+    for table_name in snapshots:
+        branch = config.iceberg.table_config(table_name).commit_branch
+        for tp, offset in committed_offsets(catalog.load_table(table_name), config.group_id, branch).items():
+            if tp in mirror:
+                mirror[tp] = max(offset, mirror[tp])
+    return mirror
 
 
 def last_spark_batch(table, branch: str, query_id: str) -> int | None:
     """The newest Spark batch id of ``query_id`` recorded in ``table``'s snapshot ancestry."""
-    from pyiceberg.table.snapshots import ancestors_of
-
-    head = table.current_snapshot() if branch == "main" else table.snapshot_by_name(branch)
-    for snapshot in ancestors_of(head, table.metadata):
-        summary = snapshot.summary.additional_properties if snapshot.summary else {}
+    for summary in summaries(table, branch):
         if summary.get(SPARK_QUERY_ID) == query_id and SPARK_BATCH_ID in summary:
             return int(summary[SPARK_BATCH_ID])
     return None
@@ -422,10 +400,8 @@ def _mirror_group_offsets(config: SinkConfig, offsets: dict[TopicPartition, int]
         log.warning("Could not commit offsets to consumer group %s: %s", config.group_id, exc)
 
 
-def abort_messages(config: SinkConfig, messages: Iterable[IcebergCommitMessage | None]) -> None:
+def abort_messages(config: SinkConfig, messages: Iterable[TaskResult | None]) -> None:
     """Delete the files written by the tasks that finished (best effort; leftovers are orphans)."""
-    from connector.data.catalog import load_catalog
-
     messages = [m for m in messages if m is not None and m.data_files]
     if not messages:
         return
@@ -496,7 +472,7 @@ class IcebergBatchWriter(DataSourceArrowWriter):
         self.config = config
         self.columns = columns
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> IcebergCommitMessage:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SparkTaskResult:
         return write_batches(self.config, self.columns, iterator)
 
     def commit(self, messages) -> None:
@@ -512,7 +488,7 @@ class IcebergStreamWriter(DataSourceStreamArrowWriter):
         self.columns = columns
         self.options = dict(options)
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> IcebergCommitMessage:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SparkTaskResult:
         return write_batches(self.config, self.columns, iterator)
 
     def commit(self, messages, batchId: int) -> None:  # noqa: N803 - Spark's name

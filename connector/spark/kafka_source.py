@@ -25,7 +25,12 @@ import logging
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
 from pyspark.sql.types import (
     ArrayType,
@@ -44,11 +49,16 @@ except ImportError:  # pragma: no cover - older pyspark: Trigger.AvailableNow fa
     SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
 
 from connector.api.errors import ConfigException
-from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets, plan_ranges
+from connector.kafka.offsets import (
+    OffsetRange,
+    TopicPartition,
+    earliest_offsets,
+    end_offsets,
+    plan_ranges,
+)
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 
 #: Spark's own spelling of "log start" / "log end" inside JSON offsets.
 EARLIEST, LATEST = -2, -1

@@ -1,7 +1,7 @@
 """Running task assignments as Spark partitions.
 
 Each assignment becomes one partition of an RDD whose map function is
-:func:`connector.task.run_task`; only the small commit messages come back to
+:func:`connector.channel.worker.run_task`; only the small commit messages come back to
 the driver (the data goes straight from the executors to Parquet files). This
 is the fastest of the Spark paths measured for icefloe (one Python step per
 task, no rows crossing the Python/JVM boundary).
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from connector.channel.messages import TaskAssignment, TaskResult
-from connector.task import run_task
+from connector.channel.worker import run_task
 
 
 class SparkTaskRunner:

@@ -78,9 +78,9 @@ def props_for(name: str, topic: str, extra: dict[str, str] | None = None, work: 
 def check_path(props: dict[str, str], expected: str) -> None:
     """Fail unless a task of this config takes the ``expected`` path (decided from the config alone)."""
     from connector.config.sink_config import SinkConfig
-    from connector.task import TaskPipeline
+    from connector.channel.worker import new_pipeline
 
-    pipeline = TaskPipeline(SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"}), "bench-check")
+    pipeline = new_pipeline(SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"}), "bench-check")
     if pipeline.path != expected:
         raise SystemExit(f"{props['name']}: expected the {expected} path, the task would take {pipeline.path}")
 
@@ -127,13 +127,13 @@ def pipeline_rate(props: dict[str, str], batches: list[pa.RecordBatch], *, colum
     """Records/s of one TaskPipeline over ``batches`` (table created first, files written)."""
     from connector.channel.schema_changes import apply_schema_needs
     from connector.config.sink_config import SinkConfig
-    from connector.task import TaskPipeline
+    from connector.channel.worker import new_pipeline
 
     config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
-    setup = TaskPipeline(config, "bench-setup", columnar=False)
+    setup = new_pipeline(config, "bench-setup", columnar=False)
     needs = setup.process(batches[0].slice(0, 10))
     apply_schema_needs(setup.catalog, config, needs.create, needs.updates)
-    pipeline = TaskPipeline(config, "bench", columnar=columnar)
+    pipeline = new_pipeline(config, "bench", columnar=columnar)
     if pipeline.path != expected_path:
         raise SystemExit(f"{props['name']}: took the {pipeline.path} path, expected {expected_path}")
     records = sum(b.num_rows for b in batches)

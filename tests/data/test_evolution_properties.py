@@ -59,7 +59,8 @@ from connector.data.schema_update import (
     topic_schema_ids_property,
 )
 from connector.data.type_mapping import iceberg_schema_for
-from connector.records import RegistrySchemaIds, RecordDecoder, RecordConversionFailed, registry_schema_of
+from connector.data.decoder import RecordConversionFailed, RecordDecoder
+from connector.data.schema_ids import RegistrySchemaIds
 from tests.data.conftest import make_catalog
 
 
@@ -343,9 +344,9 @@ def test_decoder_remembers_each_values_registry_schema_id(schema_registry) -> No
     assert decoder.schema_ids.of_record(first) == id1 and decoder.schema_ids.of_record(second) == id2
     routed = second.new_record("elsewhere", 3, None, None, second.value_schema, second.value, None)
     assert decoder.schema_ids.of_record(routed) == id2  # by the original coordinates: SMTs don't matter
-    assert registry_schema_of(first.value_schema) == (topic, id1)
-    assert registry_schema_of(second.value_schema) == (topic, id2)
-    assert registry_schema_note(second.value_schema).registry_schema_ids == {topic: [id2]}
+    assert decoder.schema_ids.of_schema(first.value_schema) == (topic, id1)
+    assert decoder.schema_ids.of_schema(second.value_schema) == (topic, id2)
+    assert registry_schema_note(second.value_schema, decoder.schema_ids).registry_schema_ids == {topic: [id2]}
 
     with pytest.raises(RecordConversionFailed) as failure:
         decoder.decode(topic, 0, 2, None, 0, None, raw[1][:5] + b"\xff" * 9, None)

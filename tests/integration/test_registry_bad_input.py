@@ -110,7 +110,7 @@ def test_unreachable_registry_is_retried_then_named_and_a_rerun_is_exact(
         run_until_caught_up(broken, kafka_broker.bootstrap, spark)
 
     message = str(failure.value)
-    assert f"Schema Registry unavailable while fetching schema" in message, message
+    assert "Schema Registry unavailable while fetching schema" in message, message
     assert f"no answer from {down} after 3 attempt(s)" in message, message
     assert f"topic: {topic}, partition: " in message and "offset: " in message, message
     assert time.monotonic() - began >= 0.2 + 0.4  # the backoff between the three attempts

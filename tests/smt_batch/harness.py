@@ -142,21 +142,21 @@ def sink_props(root: Path, *, transforms: dict[str, str] | None = None, **extra:
 def run_pipeline(props: dict[str, str], batches: Sequence[pa.RecordBatch], *, columnar: bool):
     """Feed batches to a TaskPipeline, creating/evolving tables inline; the buffered rows per table."""
     from connector.config.sink_config import SinkConfig
-    from connector.task import TaskPipeline
+    from connector.channel.worker import new_pipeline
 
     config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
-    pipeline = TaskPipeline(config, "task-0", columnar=columnar)
+    pipeline = new_pipeline(config, "task-0", columnar=columnar)
     for batch in batches:
         for _ in range(5):
             needs = pipeline.process(batch)
             if not needs:
                 break
             apply_needs(pipeline, needs)
-            pipeline.forget_tables(list(needs.create) + list(needs.updates))
+            pipeline.forget_tables(needs.tables)
         else:
             raise ValueError("schema needs did not settle")
     tables = {}
-    for name, state in pipeline.writer.tables.items():
+    for name, state in pipeline.tables.tables.items():
         if state is not None and state.buffer:
             tables[name] = pa.concat_tables(state.buffer)
     return tables, pipeline

@@ -105,7 +105,7 @@ def test_tombstones_are_skipped_and_mixed_kinds_decline():
     transforms = {k: v for k, v in SMT3.items() if not k.startswith("transforms.mask")}
     transforms["transforms"] = "insert,rename"
     got, pipeline = compare(transforms, [raw_batch(values[:2]), raw_batch(values, first_offset=2)])
-    assert pipeline.batches["declined: values"] == 1
+    assert pipeline.batches["declined: values are not JSON objects"] == 1
 
 
 def test_errors_name_the_record_on_both_paths():
@@ -140,7 +140,7 @@ def test_committed_offsets_are_skipped_like_per_record():
         for columnar in (False, True):
             props = sink_props(Path(tmp), transforms=SMT3, **{"iceberg.tables": f"db.t{int(columnar)}"})
             _, pipeline = run_pipeline(props, [raw_batch(bench_values(0, 3))], columnar=columnar)
-            state = pipeline.writer.tables[f"db.t{int(columnar)}"]
+            state = pipeline.tables.tables[f"db.t{int(columnar)}"]
             state.buffer, state.buffered_rows = [], 0
             state.offsets = {("orders", 0): 105}  # as if an earlier cycle committed up to 105
             before = pipeline.batches["columnar"]
@@ -153,7 +153,7 @@ def test_committed_offsets_are_skipped_like_per_record():
 
 def test_forced_per_record_by_environment(monkeypatch, caplog):
     monkeypatch.setenv("ICEFLOE_COLUMNAR", "false")
-    with tempfile.TemporaryDirectory() as tmp, caplog.at_level(logging.INFO, logger="connector.task"):
+    with tempfile.TemporaryDirectory() as tmp, caplog.at_level(logging.INFO, logger="connector.data.pipeline"):
         _, pipeline = run_pipeline(sink_props(Path(tmp), transforms=SMT3), [raw_batch(bench_values(0, 5))],
                                    columnar=None)
     assert pipeline.batch_chain is None and pipeline.path == "per-record"
@@ -163,7 +163,7 @@ def test_forced_per_record_by_environment(monkeypatch, caplog):
 def test_log_line_says_which_path_and_why(caplog):
     chain = {"transforms": "h", "transforms.h.type": f"{KAFKA}.InsertHeader",
              "transforms.h.header": "x", "transforms.h.value.literal": "y"}
-    with tempfile.TemporaryDirectory() as tmp, caplog.at_level(logging.INFO, logger="connector.task"):
+    with tempfile.TemporaryDirectory() as tmp, caplog.at_level(logging.INFO, logger="connector.data.pipeline"):
         run_pipeline(sink_props(Path(tmp), transforms=SMT3), [], columnar=True)
         run_pipeline(sink_props(Path(tmp), transforms=chain), [], columnar=True)
     messages = [r.getMessage() for r in caplog.records]

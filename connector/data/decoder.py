@@ -1,40 +1,23 @@
-"""Raw Kafka batches → ``SinkRecord``s, through the connector's key, value and header converters.
+"""Raw Kafka records → ``SinkRecord``s, through the connector's key, value and header converters.
 
-This is the per-record compatibility path (converters see exactly what Connect
-would hand them). The task uses a columnar fast path instead when the
-configuration allows it; see :meth:`RecordDecoder.is_schemaless_json_value`.
-
-Schema Registry ids. When the value converter can tell which registry schema
-a value was written with (``schema_id_of``: the Confluent Avro, JSON Schema and
-Protobuf converters), the decoder remembers it in :class:`RegistrySchemaIds`,
-outside the ``SinkRecord`` (whose fields stay Connect's):
-
-* by the record's Kafka coordinates — :func:`value_schema_id` gives the id of
-  any record decoded in this process, whatever SMTs did to it since;
-* by the Connect value schema — these converters return one cached Connect
-  schema object per registry schema id, so :func:`registry_schema_of` tells
-  which (topic, schema id) produced a schema that reaches the sink unchanged
-  (an SMT that rewrites the value schema makes a new one, unknown here).
-
-Schema evolution uses the second to record, on the table, which registry
-schemas created and evolved it, and errors use the first to name the id of a
-failing record (docs/schema-evolution.md).
+The per-record decode strategy of the task pipeline (converters see exactly
+what Connect would hand them), and the checks the columnar strategies still
+need: keys and headers that their converters reject fail the record, naming it.
+Registry schema ids seen while decoding go to the pipeline's
+:class:`~connector.data.schema_ids.RegistrySchemaIds`.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterator
 
 import converters
 from connector.api.errors import ConnectException, DataException
 from connector.api.record import Header, SinkRecord, TimestampType
+from connector.data.schema_ids import RegistrySchemaIds
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from connector.api.schema import Schema
 
     from connector.config.sink_config import SinkConfig
 
@@ -53,95 +36,6 @@ class RecordConversionFailed(DataException):
     """A converter rejected a record; the message names the record's coordinates."""
 
 
-class _Runs:
-    """One partition's schema ids as runs: ``starts[i]`` is the first offset written with ``ids[i]``."""
-
-    __slots__ = ("starts", "ids", "last")
-
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.ids: list[int | None] = []
-        self.last = -1
-
-
-class RegistrySchemaIds:
-    """Which Schema Registry schema the values decoded in this process were written with.
-
-    Per partition the ids are kept as runs of offsets (a new run only where the
-    id changes), so memory follows the number of schema switches, not records.
-    Re-reading a partition from an earlier offset (a re-run after a schema
-    change) replaces what was recorded from there on.
-    """
-
-    MAX_RUNS = 10_000     # per partition; the oldest half is dropped beyond this
-    MAX_SCHEMAS = 1_000   # Connect schemas remembered (least recently seen dropped)
-
-    def __init__(self) -> None:
-        self._runs: dict[tuple[str, int], _Runs] = {}
-        self._schemas: OrderedDict[Schema, tuple[str, int]] = OrderedDict()
-        self._last_schema: Schema | None = None
-
-    def record(self, topic: str, partition: int, offset: int, schema_id: int | None,
-               schema: "Schema | None" = None) -> None:
-        """The value at ``topic``/``partition``/``offset`` was written with ``schema_id`` and decoded to ``schema``."""
-        runs = self._runs.get((topic, partition))
-        if runs is None:
-            runs = self._runs[(topic, partition)] = _Runs()
-        if offset <= runs.last:  # read again from an earlier offset
-            while runs.starts and runs.starts[-1] >= offset:
-                runs.starts.pop()
-                runs.ids.pop()
-        if not runs.ids or runs.ids[-1] != schema_id:
-            runs.starts.append(offset)
-            runs.ids.append(schema_id)
-            if len(runs.starts) > self.MAX_RUNS:
-                del runs.starts[: self.MAX_RUNS // 2], runs.ids[: self.MAX_RUNS // 2]
-        runs.last = offset
-        if schema is not None and schema_id is not None and schema is not self._last_schema:
-            self._last_schema = schema
-            self._schemas[schema] = (topic, schema_id)
-            self._schemas.move_to_end(schema)
-            if len(self._schemas) > self.MAX_SCHEMAS:
-                self._schemas.popitem(last=False)
-
-    def get(self, topic: str | None, partition: int | None, offset: int | None) -> int | None:
-        """The schema id recorded for a value, or None (not recorded, null, or not registry-framed)."""
-        runs = self._runs.get((topic, partition))  # type: ignore[arg-type]
-        if runs is None or offset is None or offset > runs.last:
-            return None
-        index = bisect.bisect_right(runs.starts, offset) - 1
-        return runs.ids[index] if index >= 0 else None
-
-    def of_record(self, record: SinkRecord) -> int | None:
-        """The value schema id of a decoded record (by its original coordinates, so SMTs don't matter)."""
-        return self.get(record.original_topic, record.original_kafka_partition, record.original_kafka_offset)
-
-    def of_schema(self, schema: "Schema | None") -> tuple[str, int] | None:
-        """(topic, schema id) of a Connect value schema a registry converter returned, else None."""
-        if schema is None:
-            return None
-        return self._schemas.get(schema)
-
-    def clear(self) -> None:
-        self._runs.clear()
-        self._schemas.clear()
-        self._last_schema = None
-
-
-#: The process-wide record of registry schema ids (filled by every :class:`RecordDecoder`).
-REGISTRY_SCHEMA_IDS = RegistrySchemaIds()
-
-
-def value_schema_id(record: SinkRecord) -> int | None:
-    """The registry schema id ``record``'s value was written with, if it was decoded in this process."""
-    return REGISTRY_SCHEMA_IDS.of_record(record)
-
-
-def registry_schema_of(schema: "Schema | None") -> tuple[str, int] | None:
-    """(topic, registry schema id) that produced this Connect value schema, if known."""
-    return REGISTRY_SCHEMA_IDS.of_schema(schema)
-
-
 class RecordDecoder:
     """Applies the key, value and header converters to raw records."""
 
@@ -151,11 +45,11 @@ class RecordDecoder:
         self.value_converter = value_converter
         self.header_converter = header_converter
         self.schemaless_json_value = schemaless_json_value
-        self.schema_ids = REGISTRY_SCHEMA_IDS if schema_ids is None else schema_ids
+        self.schema_ids = RegistrySchemaIds() if schema_ids is None else schema_ids
         self._schema_id_of = getattr(value_converter, "schema_id_of", None)
 
     @staticmethod
-    def from_config(config: "SinkConfig") -> "RecordDecoder":
+    def from_config(config: "SinkConfig", schema_ids: RegistrySchemaIds | None = None) -> "RecordDecoder":
         connect = config.connect
         value_config = connect.value_converter_config
         schemaless_json = (
@@ -166,7 +60,7 @@ class RecordDecoder:
             converters.load(connect.key_converter, connect.key_converter_config, is_key=True),
             converters.load(connect.value_converter, value_config, is_key=False),
             converters.load_header_converter(connect.header_converter, connect.header_converter_config),
-            schemaless_json_value=schemaless_json,
+            schemaless_json_value=schemaless_json, schema_ids=schema_ids,
         )
 
     def decode_batch(self, batch: "pa.RecordBatch") -> Iterator[SinkRecord]:

@@ -1,0 +1,137 @@
+"""The one commit path: task results → one Iceberg snapshot per table, with the offsets it covers.
+
+Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alike:
+
+* :func:`schema_rounds` — run work, apply the schema needs it reports, re-run
+  what it left unfinished, until nothing is left (bounded);
+* :class:`CommitBatch` — the results of one commit aggregated: files and rows
+  per table, next offsets and newest timestamps per source partition;
+* :func:`commit_table` — one fast append per table with the offsets in the
+  snapshot summary (never moving a table's offsets backwards), retried when
+  another writer committed to the branch in between.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, TypeVar
+
+from pyiceberg.exceptions import CommitFailedException
+
+from connector.api.errors import ConnectException
+from connector.channel.messages import TaskResult
+from connector.channel.offsets import branch_head, committed_offsets, summary_properties
+from connector.channel.schema_changes import apply_schema_needs
+from connector.config.sink_config import SinkConfig
+from connector.data.table_writer import SchemaNeeds
+from connector.kafka.offsets import TopicPartition
+
+log = logging.getLogger(__name__)
+
+MAX_SCHEMA_ROUNDS = 20
+COMMIT_ATTEMPTS = 10
+COMMIT_BACKOFF_SECONDS = (0.1, 2.0)  # first and largest pause between attempts
+
+Work = TypeVar("Work")
+
+
+def schema_rounds(catalog, config: SinkConfig, work: Work,
+                  run: Callable[[Work], tuple[SchemaNeeds, Work | None]]) -> int:
+    """Run ``work`` until ``run`` leaves nothing; apply the schema needs of each round in between.
+
+    ``run(work)`` returns the needs the work found and what is left of it (None
+    when done). Returns the number of rounds.
+    """
+    for round_number in range(1, MAX_SCHEMA_ROUNDS + 1):
+        needs, remaining = run(work)
+        if needs:
+            apply_schema_needs(catalog, config, needs.create, needs.updates)
+        if remaining is None:
+            return round_number
+        work = remaining
+    raise ConnectException(f"Gave up after {MAX_SCHEMA_ROUNDS} rounds of schema changes")
+
+
+@dataclass
+class CommitBatch:
+    """The task results of one commit, aggregated."""
+
+    files: dict[str, list[Any]] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+    next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
+    records_read: int = 0
+
+    @classmethod
+    def of(cls, results: Iterable[TaskResult]) -> "CommitBatch":
+        batch = cls()
+        for result in results:
+            batch.add(result)
+        return batch
+
+    def add(self, result: TaskResult) -> None:
+        self.records_read += result.records_read
+        for table, table_files in result.data_files.items():
+            self.files.setdefault(table, []).extend(table_files)
+        for table, rows in result.records_written.items():
+            self.rows[table] = self.rows.get(table, 0) + rows
+        for tp, offset in result.next_offsets.items():
+            self.next_offsets[tp] = max(offset, self.next_offsets.get(tp, offset))
+        for tp, ts in result.max_timestamps.items():
+            known = tp in self.max_timestamps
+            if known and (self.max_timestamps[tp] is None or ts is None):
+                self.max_timestamps[tp] = None
+            else:
+                self.max_timestamps[tp] = max(self.max_timestamps[tp], ts) if known else ts
+
+    def valid_through(self, covered: Iterable[TopicPartition]) -> int | None:
+        """Min over ``covered`` partitions of their newest record timestamp; None if any lacks one."""
+        newest = self.max_timestamps
+        covered = set(covered)
+        if set(newest) != covered or any(newest[tp] is None for tp in covered):
+            return None
+        return min(newest.values()) if newest else None  # type: ignore[type-var]
+
+
+def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
+                 covered: dict[TopicPartition, int], commit_id: str, valid_through: int | None,
+                 extra_properties: dict[str, str] | None = None) -> int:
+    """One fast append of ``data_files`` with the offsets in the snapshot summary; the new snapshot's id.
+
+    The offsets recorded are the table's previous ones updated with ``covered``,
+    never lower than what the table had. When another writer commits to the
+    branch first, the append is retried on the new head (a fast append does not
+    conflict with appends), with backoff, up to :data:`COMMIT_ATTEMPTS` times.
+    """
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    pause, longest = COMMIT_BACKOFF_SECONDS
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            snapshot_id = _append(table, config, branch, data_files, covered, commit_id, valid_through,
+                                  extra_properties)
+        except CommitFailedException as exc:
+            if attempt == COMMIT_ATTEMPTS:
+                raise ConnectException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
+            log.info("Commit to %s conflicted with another writer (%s); retrying", table_name, exc)
+            time.sleep(pause)
+            pause = min(pause * 2, longest)
+            continue
+        log.info("Committed %d file(s) to %s (snapshot %s)", len(data_files), table_name, snapshot_id)
+        return snapshot_id
+    raise AssertionError("unreachable")
+
+
+def _append(table, config: SinkConfig, branch: str, data_files: list, covered: dict[TopicPartition, int],
+            commit_id: str, valid_through: int | None, extra_properties: dict[str, str] | None) -> int:
+    previous = committed_offsets(table, config.group_id, branch)
+    offsets = {**previous, **{tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()}}
+    props = summary_properties(offsets, config.group_id, commit_id, valid_through)
+    props.update(extra_properties or {})
+    with table.transaction() as transaction:
+        with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
+            for data_file in data_files:
+                append.append_data_file(data_file)
+    return branch_head(table, branch).snapshot_id

@@ -1,0 +1,107 @@
+"""A task's channel side: read its offset ranges, feed the pipeline, report a :class:`TaskResult`.
+
+``run_task`` runs on a Spark executor (one Spark partition per assignment). It
+never commits anything: committing is the coordinator's job on the driver.
+When a batch needs a table created or evolved, the task stops there and
+reports the needs and the ranges it left unfinished (from that batch on); the
+coordinator applies the change and runs those ranges again.
+
+Which offsets each table already holds comes from the tables' snapshot
+summaries (``connector.channel.offsets``); the pipeline drops the records
+below them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from connector.api.errors import ConnectException
+from connector.channel.messages import TaskAssignment, TaskResult
+from connector.channel.offsets import committed_offsets
+from connector.config.sink_config import SinkConfig
+from connector.data.pipeline import TaskPipeline
+from connector.data.table_writer import CommittedOffsets, SchemaNeeds
+from connector.kafka.client_config import consumer_config
+from connector.kafka.offsets import OffsetRange
+from connector.kafka.range_reader import RangeReader, read_range
+
+log = logging.getLogger(__name__)
+
+READ_BATCH_SIZE = 50_000
+PROBE_RECORDS = 1_000
+
+
+def table_offsets(config: SinkConfig) -> CommittedOffsets:
+    """How the pipeline learns a table's committed offsets: its snapshot summary on the commit branch."""
+    def lookup(table_name: str, table) -> dict:
+        return committed_offsets(table, config.group_id, config.iceberg.table_config(table_name).commit_branch)
+
+    return lookup
+
+
+def new_pipeline(config: SinkConfig, task_id: str, **options) -> TaskPipeline:
+    """A task pipeline whose tables drop what their snapshots already hold."""
+    return TaskPipeline(config, task_id, committed_offsets=table_offsets(config), **options)
+
+
+class SinkTask:
+    """Runs one assignment: read its ranges and feed the pipeline, stopping at a schema need."""
+
+    def __init__(self, assignment: TaskAssignment):
+        self.assignment = assignment
+        config = assignment.config
+        self.pipeline = new_pipeline(config, assignment.task_id)
+        self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
+        self.result = TaskResult(task_id=assignment.task_id)
+
+    def run(self) -> TaskResult:
+        ranges = list(self.assignment.ranges)
+        with RangeReader(self.client_conf, batch_size=READ_BATCH_SIZE) as reader:  # one consumer for all ranges
+            for index, rng in enumerate(ranges):
+                resume_at = self._read(reader, rng)
+                if resume_at is not None:
+                    self.result.unfinished = [OffsetRange(rng.topic, rng.partition, resume_at, rng.end)]
+                    self.result.unfinished += ranges[index + 1:]
+                    break
+        self.result.data_files, self.result.records_written = self.pipeline.close()
+        return self.result
+
+    def _read(self, reader: RangeReader, rng: OffsetRange) -> int | None:
+        """Process one range; the offset to resume from if a schema change is needed first."""
+        for batch in reader.read(rng):
+            if batch.num_rows == 0:
+                continue
+            needs = self.pipeline.process(batch)
+            if needs:
+                first_offset = batch.column("offset")[0].as_py()
+                self.result.needs.merge(needs)
+                self.result.next_offsets[rng.key] = first_offset
+                return first_offset
+            self.result.track(batch)
+        self.result.next_offsets[rng.key] = rng.end  # the range's end, past any gaps (compaction, markers)
+        return None
+
+
+def run_task(assignment: TaskAssignment) -> TaskResult:
+    """Entry point on the executor. Connect errors come back in the result, not as a crash."""
+    try:
+        return SinkTask(assignment).run()
+    except ConnectException as exc:
+        log.error("Task %s failed: %s", assignment.task_id, exc)
+        return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}")
+
+
+def probe_schema_needs(config: SinkConfig, rng: OffsetRange) -> SchemaNeeds:
+    """Run the pipeline over the first records of ``rng`` on the driver, writing nothing.
+
+    Lets the coordinator create a missing table before the tasks start, so that
+    no task has to stop at its first batch and be re-run just for that.
+    """
+    pipeline = new_pipeline(config, "probe")
+    client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
+    sample = OffsetRange(rng.topic, rng.partition, rng.start, min(rng.end, rng.start + PROBE_RECORDS))
+    for batch in read_range(client_conf, sample, batch_size=PROBE_RECORDS):
+        needs = pipeline.process(batch)
+        if needs:
+            return needs
+    return SchemaNeeds()

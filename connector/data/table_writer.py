@@ -1,0 +1,188 @@
+"""A task's destination tables: their committed offsets, converters, buffers and data files.
+
+One :class:`TableWriters` lives for one task. For each destination table it
+keeps the table's committed offsets (records below them were committed by an
+earlier cycle and are dropped, which keeps multi-table commits idempotent
+after a crash between two tables' commits), converters bound to the table's
+current schema, and a buffer of converted Arrow data flushed to Parquet files
+in large chunks.
+
+A table that does not exist yet is not created here: the task reports what it
+needs (:class:`SchemaNeeds`) and whoever drives the task (the coordinator, or
+the Spark sink) creates or evolves it, then calls :meth:`TableWriters.forget`
+so the table is reloaded with its new schema.
+
+Which offsets a table has committed is the commit protocol's business
+(``connector.channel``): it is handed in as ``committed_offsets``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pyarrow as pa
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table import Table
+
+from connector.api.errors import ConfigException, DataException
+from connector.api.struct import Struct
+from connector.config.sink_config import SinkConfig
+from connector.data.json_batch import JsonBatchConverter
+from connector.data.record_converter import RecordConverter, registry_schema_note
+from connector.data.schema_ids import RegistrySchemaIds
+from connector.data.schema_update import SchemaUpdates
+from connector.data.type_mapping import iceberg_schema_for, infer_iceberg_schema
+from connector.data.writer import write_data_files
+from connector.kafka.offsets import TopicPartition
+
+FLUSH_ROWS = 500_000
+
+#: (table name, loaded table) → the next offsets the table has committed, per source partition.
+CommittedOffsets = Callable[[str, Table], dict[TopicPartition, int]]
+
+
+@dataclass
+class SchemaNeeds:
+    """What a batch needs before it can be written: tables to create, schema updates to apply."""
+
+    create: dict[str, Any] = field(default_factory=dict)  # table → pyiceberg Schema
+    updates: dict[str, SchemaUpdates] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.create or self.updates)
+
+    def merge(self, other: "SchemaNeeds") -> None:
+        """Add ``other``'s needs (the first creation request of a table wins; updates merge)."""
+        for table, schema in other.create.items():
+            self.create.setdefault(table, schema)
+        for table, update in other.updates.items():
+            self.updates[table] = update if table not in self.updates else self.updates[table].merge(update)
+
+    @property
+    def tables(self) -> list[str]:
+        return list(dict.fromkeys([*self.create, *self.updates]))
+
+
+class TableState:
+    """A destination table as this task sees it."""
+
+    def __init__(self, table_name: str, table: Table, config: SinkConfig, offsets: dict[TopicPartition, int],
+                 schema_ids: RegistrySchemaIds):
+        iceberg = config.iceberg
+        self.name = table_name
+        self.table = table
+        self.offsets = offsets
+        options = dict(evolve=iceberg.evolve_schema, case_insensitive=iceberg.case_insensitive,
+                       force_optional=iceberg.force_optional)
+        self.record_converter = RecordConverter.for_table(table, schema_ids=schema_ids, **options)
+        self.json_converter = JsonBatchConverter.for_table(table, **options)
+        self.buffer: list[pa.Table] = []
+        self.buffered_rows = 0
+        self.files: list[Any] = []
+        self.rows_written = 0
+
+
+class TableWriters:
+    """The destination tables of one task, loaded on first use."""
+
+    def __init__(self, config: SinkConfig, catalog, task_id: str, *, committed_offsets: CommittedOffsets,
+                 schema_ids: RegistrySchemaIds):
+        self.config = config
+        self.catalog = catalog
+        self.task_id = task_id
+        self.committed_offsets = committed_offsets
+        self.schema_ids = schema_ids
+        self.tables: dict[str, TableState] = {}
+        self._forgotten: list[TableState] = []  # dropped by forget(), with the files they wrote
+
+    # --- tables ----------------------------------------------------------------------
+
+    def existing(self, table_name: str) -> TableState | None:
+        """The state of ``table_name`` if the table exists (loaded on first use), else None."""
+        state = self.tables.get(table_name)
+        if state is None:
+            try:
+                table = self.catalog.load_table(table_name)
+            except NoSuchTableError:
+                return None
+            offsets = self.committed_offsets(table_name, table)
+            state = self.tables[table_name] = TableState(table_name, table, self.config, offsets, self.schema_ids)
+        return state
+
+    def open(self, table_name: str, sample: Callable[[], tuple[Any, Any, str]], needs: SchemaNeeds) -> TableState | None:
+        """The table's state; None if it must be created first (then ``needs`` says how).
+
+        ``sample()`` gives (value, Connect schema or None, where) of the first record for
+        the table, from which a new table's schema is derived.
+        """
+        state = self.existing(table_name)
+        if state is not None:
+            return state
+        if not self.config.iceberg.auto_create:
+            raise ConfigException(
+                f"Table {table_name} does not exist; create it or set iceberg.tables.auto-create-enabled=true"
+            )
+        value, schema, where = sample()
+        needs.create[table_name] = self._schema_for_new_table(table_name, value, schema, where)
+        note = registry_schema_note(schema, self.schema_ids)  # which registry schema creates the table
+        if note is not None:
+            needs.updates[table_name] = note
+        return None
+
+    def _schema_for_new_table(self, table_name: str, value, schema, where: str):
+        force = self.config.iceberg.force_optional
+        if not isinstance(value, (dict, Struct)):
+            raise DataException(
+                f"An error occurred converting record, {where}: Cannot convert type "
+                f"{type(value).__name__}: the record value must be a struct or a map (JSON object)"
+            )
+        if schema is not None:
+            return iceberg_schema_for(schema, force_optional=force)
+        inferred = infer_iceberg_schema(value, force_optional=force)
+        if inferred is None or len(inferred.fields) == 0:
+            raise DataException(f"Unable to create table {table_name} from empty object ({where})")
+        return inferred
+
+    def forget(self, names) -> None:
+        """Reload these tables on next use (after their schema changed).
+
+        Rows already buffered for such a table are written first, against the
+        schema they were converted with, and their files are kept for :meth:`close`.
+        """
+        for name in names:
+            state = self.tables.pop(name, None)
+            if state is not None:
+                self._flush(state)
+                self._forgotten.append(state)
+
+    # --- buffering and files -----------------------------------------------------------
+
+    def buffer(self, table_name: str, data: pa.Table) -> None:
+        """Buffer rows already converted to the table's schema; flush to files when the buffer is large."""
+        state = self.tables[table_name]
+        if data.num_rows == 0:
+            return
+        state.buffer.append(data)
+        state.buffered_rows += data.num_rows
+        if state.buffered_rows >= FLUSH_ROWS:
+            self._flush(state)
+
+    def _flush(self, state: TableState) -> None:
+        if not state.buffer:
+            return
+        data = pa.concat_tables(state.buffer)
+        state.buffer, state.buffered_rows = [], 0
+        state.files.extend(write_data_files(state.table, data, task_id=self.task_id))
+        state.rows_written += data.num_rows
+
+    def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
+        """Flush every buffer; the data files and row counts written per table."""
+        files: dict[str, list[Any]] = {}
+        rows: dict[str, int] = {}
+        for state in [*self._forgotten, *self.tables.values()]:
+            self._flush(state)
+            if state.files:
+                files[state.name] = files.get(state.name, []) + state.files
+                rows[state.name] = rows.get(state.name, 0) + state.rows_written
+        return files, rows

@@ -277,7 +277,10 @@ class CastBatch(BatchTransform):
         for name, target in smt.casts.items():
             array = fields.get(name)
             if array is None:
-                continue  # a null value for the key: the same as absent, downstream
+                # Cast puts the key with a null value (Kafka: updatedValue.put(field, null)); keep it as a
+                # column so that a later rename onto it collides, as per record.
+                fields.put(name, pa.nulls(fields.length))
+                continue
             fields.put(name, cast_array(array, target, lambda: view.is_loose(name)))
         return view.with_value(fields.values())
 

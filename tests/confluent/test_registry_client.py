@@ -202,7 +202,6 @@ def _pem(key=None, cert=None, password: bytes | None = None) -> bytes:
 
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory):
-    pytest.importorskip("cryptography")
     d = tmp_path_factory.mktemp("tls")
     ca_key, ca_cert = _certificate("test-ca", ca=True)
     server_key, server_cert = _certificate("localhost", ca_key, ca_cert.subject)

@@ -118,9 +118,8 @@ def test_transaction_markers_at_the_end_do_not_stall(conf, transactional_topic, 
     conf = {**conf, "isolation.level": isolation}
     end = end_offsets(conf, [(transactional_topic, 0)])[(transactional_topic, 0)]
     assert end == 18
-    started = time.monotonic()
-    table = read_all(conf, OffsetRange(transactional_topic, 0, 0, end), stall_timeout=30)
-    assert time.monotonic() - started < 5
+    # a reader that waited for records past the trailing markers would stall and raise
+    table = read_all(conf, OffsetRange(transactional_topic, 0, 0, end), stall_timeout=10)
     assert table.column("offset").to_pylist() == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16]
 
 
@@ -129,9 +128,7 @@ def test_transaction_markers_at_the_end_do_not_stall(conf, transactional_topic, 
     [(5, 6, []), (5, 11, [6, 7, 8, 9, 10]), (4, 7, [4, 6]), (17, 18, []), (16, 18, [16]), (11, 12, [])],
 )
 def test_ranges_starting_or_ending_on_markers(conf, transactional_topic, start, end, offsets):
-    started = time.monotonic()
-    table = read_all(conf, OffsetRange(transactional_topic, 0, start, end), stall_timeout=30)
-    assert time.monotonic() - started < 5
+    table = read_all(conf, OffsetRange(transactional_topic, 0, start, end), stall_timeout=10)
     assert table.column("offset").to_pylist() == offsets
 
 

@@ -94,5 +94,5 @@ def with_converter_type(config: Mapping[str, Any], is_key: bool) -> dict[str, An
 #: Kafka's ``ConverterConfig``: the role, which Connect (and icefloe) set; converters extend it.
 CONVERTER_CONFIG = ConfigDef().define(
     CONVERTER_TYPE_CONFIG, ConfigType.STRING, validator=valid_string(*(t.value for t in ConverterType)),
-    importance="low", doc="`key`, `value` or `header`; set by icefloe from the role, as by Connect",
+    importance="low", doc="the role; set by icefloe, as by Connect",
     group="Converter role")

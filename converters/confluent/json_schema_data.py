@@ -287,7 +287,7 @@ JSON_SCHEMA_DATA_CONFIG = (
     .define("object.additional.properties", ConfigType.BOOLEAN, True, importance="medium",
             doc="writing: `false` writes `\"additionalProperties\": false`")
     .define("decimal.format", ConfigType.STRING, "BASE64", case_insensitive_valid_string("BASE64", "NUMERIC"),
-            "low", "writing: Decimals as `BASE64` text or `NUMERIC` (any case)")
+            "low", "writing: Decimals as base64 text or JSON numbers")
     .define("generalized.sum.type.support", ConfigType.BOOLEAN, False, importance="medium",
             doc="`oneOf` / enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`")
     .define("flatten.singleton.unions", ConfigType.BOOLEAN, True, importance="low",

@@ -354,7 +354,7 @@ _PROTOBUF_FLAGS = (
     ("wrapper.for.nullables", False, "`google.protobuf.*Value` wrappers read as optional primitives"),
     ("wrapper.for.raw.primitives", True, "a top-level wrapper message reads as its primitive"),
     ("generate.struct.for.nulls", False, "unset message fields read as structs of defaults instead of null"),
-    ("generate.index.for.unions", True, "a `oneof o` is the field `o_<index>` (else `o`)"),
+    ("generate.index.for.unions", True, "a `oneof o` is the field `o_0`, `o_1`, ... by index (else `o`)"),
     ("flatten.unions", False, "`oneof` members become optional top-level fields"),
     ("generalized.sum.type.support", False,
      "unions and enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`"),

@@ -30,7 +30,7 @@ CONFIG_DEF = (
             doc="size of each schema cache (JSON → Connect, Connect → JSON)")
     .define(DECIMAL_FORMAT_CONFIG, ConfigType.STRING, DecimalFormat.BASE64.value,
             case_insensitive_valid_string(*(f.value for f in DecimalFormat)), "low",
-            "how Decimals are written: `BASE64` or `NUMERIC` (any case); both are read")
+            "how Decimals are written; both are read")
     .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, ConfigType.BOOLEAN, True, importance="low",
             doc="a null field that has a schema default reads as the default")
 )

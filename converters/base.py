@@ -1,4 +1,4 @@
-"""The converter interfaces, and parsing of their Connect-style typed configs.
+"""The converter interfaces, and the ``converter.type`` setting they share.
 
 ``Converter`` and ``HeaderConverter`` mirror Kafka Connect's
 ``org.apache.kafka.connect.storage`` interfaces: bytes from Kafka become a
@@ -6,27 +6,24 @@
 ``JsonConverter`` does); its ``configure`` then takes ``is_key=None`` for
 the header role, where the config carries ``converter.type=header``.
 
-Config values arrive as Connect would pass them: usually strings from a JSON
-connector config (``"false"``, ``"1000"``), sometimes already typed. The
-``config_*`` helpers parse them the way Kafka's ``ConfigDef`` does, with its
-error texts (``Invalid value X for configuration K: reason``).
+Each converter declares the keys it reads in ``CONFIG_DEF`` (what Kafka's
+``Converter.config()`` returns) and parses its config with it, so values are
+read as everywhere else in icefloe (:mod:`connector.api.config_def`).
 """
 
 from __future__ import annotations
 
 import abc
 import enum
-import re
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
-from connector.api.errors import ConfigException
+from connector.api.config_def import ConfigDef, ConfigType, valid_string
 from connector.api.record import Header, SchemaAndValue
 from connector.api.schema import Schema
 
 __all__ = [
     "Converter", "HeaderConverter", "Headers", "ConverterType", "CONVERTER_TYPE_CONFIG",
-    "config_bool", "config_int", "config_str", "config_choice", "converter_type",
-    "with_converter_type",
+    "CONVERTER_CONFIG", "with_converter_type",
 ]
 
 CONVERTER_TYPE_CONFIG = "converter.type"
@@ -37,6 +34,9 @@ Headers = Iterable[Header] | None
 
 class Converter(abc.ABC):
     """Converts record keys or values between Kafka bytes and Connect data."""
+
+    #: The keys ``configure`` reads (Kafka's ``Converter.config()``).
+    CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
 
     def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:
         """Apply the converter's settings (``value.converter.`` prefix already stripped)."""
@@ -56,6 +56,9 @@ class Converter(abc.ABC):
 
 class HeaderConverter(abc.ABC):
     """Converts record header values between Kafka bytes and Connect data."""
+
+    #: The keys ``configure`` reads (Kafka's ``HeaderConverter.config()``).
+    CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
 
     def configure(self, config: Mapping[str, Any]) -> None:
         """Apply the converter's settings (``header.converter.`` prefix already stripped)."""
@@ -88,76 +91,8 @@ def with_converter_type(config: Mapping[str, Any], is_key: bool) -> dict[str, An
     return result
 
 
-def converter_type(config: Mapping[str, Any]) -> ConverterType:
-    """The required ``converter.type`` setting (``key``, ``value`` or ``header``)."""
-    value = config_str(config, CONVERTER_TYPE_CONFIG, None)
-    if value is None:
-        raise ConfigException(
-            f'Missing required configuration "{CONVERTER_TYPE_CONFIG}" which has no default value.'
-        )
-    names = [t.value for t in ConverterType]
-    if value not in names:
-        raise ConfigException(CONVERTER_TYPE_CONFIG, value, "String must be one of: " + ", ".join(names))
-    return ConverterType(value)
-
-
-def config_bool(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    """A BOOLEAN setting: a bool, or ``true``/``false`` in any case."""
-    value = config.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "false"):
-            return text == "true"
-    raise ConfigException(key, value, "Expected value to be either true or false")
-
-
-_INT_TEXT = re.compile(r"[+-]?[0-9]+")
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-
-
-def config_int(config: Mapping[str, Any], key: str, default: int) -> int:
-    """An INT setting: a 32-bit int, or its decimal text."""
-    value = config.get(key)
-    if value is None:
-        return default
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, str):
-        text = value.strip()
-        if not _INT_TEXT.fullmatch(text):
-            raise ConfigException(key, value, "Not a number of type INT")
-        number = int(text)
-    else:
-        raise ConfigException(
-            key, value, f"Expected value to be a 32-bit integer, but it was a {type(value).__name__}"
-        )
-    if not _INT_MIN <= number <= _INT_MAX:
-        raise ConfigException(key, value, "Not a number of type INT")
-    return number
-
-
-def config_str(config: Mapping[str, Any], key: str, default: str | None) -> str | None:
-    """A STRING setting, trimmed."""
-    value = config.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise ConfigException(
-            key, value, f"Expected value to be a string, but it was a {type(value).__name__}"
-        )
-    return value.strip()
-
-
-def config_choice(config: Mapping[str, Any], key: str, default: str, choices: Iterable[str]) -> str:
-    """A STRING setting that must be one of ``choices``, in any case; returned upper-cased."""
-    allowed = [c.upper() for c in choices]
-    value = config_str(config, key, default)
-    if value is None or value.upper() not in allowed:
-        raise ConfigException(
-            key, value, "String must be one of (case insensitive): " + ", ".join(allowed)
-        )
-    return value.upper()
+#: Kafka's ``ConverterConfig``: the role, which Connect (and icefloe) set; converters extend it.
+CONVERTER_CONFIG = ConfigDef().define(
+    CONVERTER_TYPE_CONFIG, ConfigType.STRING, validator=valid_string(*(t.value for t in ConverterType)),
+    importance="low", doc="the role; set by icefloe, as by Connect",
+    group="Converter role")

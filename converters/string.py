@@ -13,24 +13,40 @@ import datetime as dt
 import decimal
 from typing import Any, Callable, Mapping
 
+from connector.api.config_def import ConfigDef, ConfigKey, ConfigType
 from connector.api.errors import ConfigException
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
 from connector.api.values import java_decimal_to_string, java_double_to_string, java_float_to_string
 from converters.base import (
+    CONVERTER_CONFIG,
+    CONVERTER_TYPE_CONFIG,
     Converter,
     ConverterType,
     HeaderConverter,
     Headers,
-    config_str,
-    converter_type,
     with_converter_type,
 )
 
 __all__ = ["StringConverter"]
 
 ENCODING_CONFIG = "converter.encoding"
+
+
+def _serde_encoding(side: str, role: str) -> str:
+    return f"{side}.{role}.encoding"
+
+
+# Kafka's StringConverterConfig, plus the (de)serializer keys its StringSerializer and
+# StringDeserializer read from the same map, which win over converter.encoding.
+CONFIG_DEF = CONVERTER_CONFIG.merged(ConfigDef([
+    ConfigKey(ENCODING_CONFIG, ConfigType.STRING, "UTF-8", importance="high",
+              doc="character set (Java names: `UTF-8`, `UTF-16`, `ISO-8859-1`, ...)"),
+    *(ConfigKey(_serde_encoding(side, role), ConfigType.STRING, None, importance="low",
+                doc=f"character set for {verb} a {side}; unset: `converter.encoding`")
+      for side in ("key", "value") for role, verb in (("deserializer", "reading"), ("serializer", "writing"))),
+]))
 
 
 class _Charset:
@@ -132,17 +148,19 @@ def _date_to_string(value: dt.date | dt.time) -> str:
 class StringConverter(Converter, HeaderConverter):
     """Kafka's StringConverter; also a header converter."""
 
+    CONFIG_DEF = CONFIG_DEF
+
     def __init__(self) -> None:
         self.configure({}, is_key=False)
 
     def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
         if is_key is not None:
             config = with_converter_type(config, is_key)
-        side = "key" if converter_type(config) is ConverterType.KEY else "value"
-        encoding = config_str(config, ENCODING_CONFIG, "UTF-8")
-        # Kafka's (de)serializers let key./value.(de)serializer.encoding override it.
-        self._writer = _Charset(config_str(config, f"{side}.serializer.encoding", None) or encoding)
-        self._reader = _Charset(config_str(config, f"{side}.deserializer.encoding", None) or encoding)
+        values = CONFIG_DEF.parse(config)
+        side = "key" if ConverterType(values[CONVERTER_TYPE_CONFIG]) is ConverterType.KEY else "value"
+        encoding = values[ENCODING_CONFIG]
+        self._writer = _Charset(values[_serde_encoding(side, "serializer")] or encoding)
+        self._reader = _Charset(values[_serde_encoding(side, "deserializer")] or encoding)
 
     def to_connect_data(self, topic: str, data: bytes | None, headers: Headers = None) -> SchemaAndValue:
         text = None if data is None else self._reader.decode(bytes(data))

@@ -1,12 +1,17 @@
 """Config keys declared up front and parsed once: Kafka's ``ConfigDef``.
 
-Types, defaults, validators, importance and documentation, with Kafka's
-``ConfigDef.parseType`` rules and error texts (``Missing required configuration "x" which has no default value.``,
+The one config parser of icefloe: the connector's own keys, every converter
+and every SMT/predicate declare their keys here, so a raw value is accepted or
+refused the same way wherever it is written. Types, defaults, validators,
+importance, documentation and a group (the heading a key is documented under),
+with Kafka's ``ConfigDef.parseType`` rules and error texts
+(``Missing required configuration "x" which has no default value.``,
 ``Invalid value <v> for configuration <k>: <reason>``).
 """
 
 from __future__ import annotations
 
+import builtins
 import enum
 import re
 from typing import Any, Callable, Iterable, Mapping
@@ -28,6 +33,7 @@ class ConfigType(enum.Enum):
     LONG = "LONG"
     DOUBLE = "DOUBLE"
     LIST = "LIST"
+    CLASS = "CLASS"
     PASSWORD = "PASSWORD"
 
 
@@ -41,36 +47,48 @@ NO_DEFAULT: Any = _NoDefault()
 Validator = Callable[[str, Any], None]
 
 
-
-
 class ConfigKey:
-    """One declared setting (``ConfigDef.ConfigKey``)."""
+    """One declared setting (``ConfigDef.ConfigKey``).
 
-    __slots__ = ("name", "type", "default", "validator", "importance", "doc")
+    ``group`` is Kafka's ``ConfigKey.group``: keys several plugins share (the
+    Schema Registry client's, ``converter.type``) carry one, so the generated
+    documentation lists them once for all of those plugins.
+    """
+
+    __slots__ = ("name", "type", "default", "validator", "importance", "doc", "group")
 
     def __init__(self, name: str, type: ConfigType, default: Any = NO_DEFAULT,
-                 validator: Validator | None = None, importance: str = "medium", doc: str = ""):
+                 validator: Validator | None = None, importance: str = "medium", doc: str = "",
+                 group: str | None = None):
         self.name = name
         self.type = type
         self.default = default
         self.validator = validator
         self.importance = importance
         self.doc = doc
+        self.group = group
 
     @property
     def required(self) -> bool:
         return self.default is NO_DEFAULT
 
     def with_name(self, name: str) -> "ConfigKey":
-        return ConfigKey(name, self.type, self.default, self.validator, self.importance, self.doc)
+        return ConfigKey(name, self.type, self.default, self.validator, self.importance, self.doc, self.group)
 
     def __repr__(self) -> str:
         return f"ConfigKey({self.name!r}, {self.type.name}, default={self.default!r})"
 
 
 _COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+# Integer.parseInt: a sign, then decimal digits of any script (Character.digit accepts
+# every Unicode Nd digit, as Python's \d and int() do); no underscores, no radix prefix.
+_JAVA_INT = re.compile(r"[+-]?\d+")
+# Double.valueOf: Java's floating-point literal grammar, with the optional f/d suffix,
+# NaN/Infinity spelled exactly so, and hexadecimal literals with a binary exponent.
+_JAVA_DECIMAL = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)")
+_JAVA_HEX_FLOAT = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
 _INT_BOUNDS = {ConfigType.SHORT: 2**15, ConfigType.INT: 2**31, ConfigType.LONG: 2**63}
+_BUILTIN_TYPE = builtins.type  # parse_type's parameter ``type`` shadows the builtin
 _TYPE_WORDS = {
     ConfigType.INT: "a 32-bit integer",
     ConfigType.SHORT: "a 16-bit integer (short)",
@@ -78,7 +96,31 @@ _TYPE_WORDS = {
 }
 
 
+def _java_equals_ignore_case(text: str, expected: str) -> bool:
+    """``String.equalsIgnoreCase``: char by char, equal when equal upper- or lower-cased.
 
+    Unlike ``str.lower()``, this matches e.g. ``"falſe"`` (long s upper-cases to S) as Java does.
+    """
+    def upper(c: str) -> str:
+        u = c.upper()
+        return u if len(u) == 1 else c  # Character.toUpperCase maps one char to one char
+
+    def lower(c: str) -> str:
+        low = c.lower()
+        return low if len(low) == 1 else c
+
+    return len(text) == len(expected) and all(
+        a == b or upper(a) == upper(b) or lower(upper(a)) == lower(upper(b)) for a, b in zip(text, expected))
+
+
+def _java_double(text: str) -> float | None:
+    """``Double.valueOf(text)`` of a trimmed string, or None where Java throws."""
+    if _JAVA_DECIMAL.fullmatch(text):
+        return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+    hexa = _JAVA_HEX_FLOAT.fullmatch(text)
+    if hexa:
+        return float.fromhex(hexa.group(1) + "0x" + hexa.group(2))
+    return None
 
 def parse_type(name: str, value: Any, type: ConfigType) -> Any:
     """``ConfigDef.parseType``: a raw value (string or already typed) as ``type``.
@@ -95,9 +137,9 @@ def parse_type(name: str, value: Any, type: ConfigType) -> Any:
         if isinstance(value, bool):
             return value
         if trimmed is not None:
-            if trimmed.lower() == "true":
+            if _java_equals_ignore_case(trimmed, "true"):
                 return True
-            if trimmed.lower() == "false":
+            if _java_equals_ignore_case(trimmed, "false"):
                 return False
         raise ConfigException(name, value, "Expected value to be either true or false")
     if type in (ConfigType.STRING, ConfigType.PASSWORD):
@@ -125,10 +167,10 @@ def parse_type(name: str, value: Any, type: ConfigType) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         if trimmed is not None:
-            try:
-                return float(trimmed)
-            except ValueError:
-                raise ConfigException(name, value, f"Not a number of type {type.name}") from None
+            number = _java_double(trimmed)
+            if number is None:
+                raise ConfigException(name, value, f"Not a number of type {type.name}")
+            return number
         raise ConfigException(name, value, f"Expected value to be a double, but it was a {class_name(value)}")
     if type is ConfigType.LIST:
         if isinstance(value, (list, tuple)):
@@ -136,11 +178,19 @@ def parse_type(name: str, value: Any, type: ConfigType) -> Any:
         if trimmed is not None:
             return [] if trimmed == "" else _COMMA_WITH_WHITESPACE.split(trimmed)
         raise ConfigException(name, value, "Expected a comma separated list.")
+    if type is ConfigType.CLASS:
+        # Kafka loads the class here; a Python plugin registry owns that step, so a
+        # name is returned trimmed for the reading plugin to resolve.
+        if trimmed is not None:
+            return trimmed
+        if isinstance(value, _BUILTIN_TYPE):
+            return value
+        raise ConfigException(name, value, "Expected a Class instance or class name.")
     raise AssertionError(f"Unknown type {type}")
 
 
 class ConfigDef:
-    """Declared config keys of a transformation or predicate, parsed in one go."""
+    """Declared config keys of a connector, converter, transformation or predicate, parsed in one go."""
 
     def __init__(self, keys: Iterable[ConfigKey] = ()):
         self._keys: dict[str, ConfigKey] = {}
@@ -153,10 +203,18 @@ class ConfigDef:
         self._keys[key.name] = key
 
     def define(self, name: str, type: ConfigType, default: Any = NO_DEFAULT,
-               validator: Validator | None = None, importance: str = "medium", doc: str = "") -> "ConfigDef":
+               validator: Validator | None = None, importance: str = "medium", doc: str = "",
+               group: str | None = None) -> "ConfigDef":
         """Declare a key; returns ``self`` so declarations chain, as in Kafka."""
-        self._add(ConfigKey(name, type, default, validator, importance, doc))
+        self._add(ConfigKey(name, type, default, validator, importance, doc, group))
         return self
+
+    def merged(self, other: "ConfigDef") -> "ConfigDef":
+        """A new ConfigDef with this one's keys, then ``other``'s (a key declared twice is an error)."""
+        return ConfigDef([*self._keys.values(), *other._keys.values()])
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._keys
 
     def copy(self) -> "ConfigDef":
         return ConfigDef(self._keys.values())
@@ -258,6 +316,21 @@ def _non_empty_string(name: str, value: Any) -> None:
 
 
 non_empty_string: Validator = _Validator(_non_empty_string, "non-empty string")
+
+
+def _non_empty_string_without_control_chars(name: str, value: Any) -> None:
+    if value is None:
+        raise ConfigException(name, None, "entry must be non null")
+    if value == "":
+        raise ConfigException(name, value, "String may not be empty")
+    controls = [str(ord(c)) for c in value if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F]
+    if controls:
+        raise ConfigException(name, value, "String may not contain control sequences but had the following "
+                                           "ASCII chars: " + ", ".join(controls))
+
+
+non_empty_string_without_control_chars: Validator = _Validator(
+    _non_empty_string_without_control_chars, "non-empty string without ISO control characters")
 
 
 def valid_string(*options: str) -> Validator:

@@ -6,16 +6,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from connector.api.errors import ConfigException
-from connector.config.definitions import (
-    ConfigKey,
+from connector.api.config_def import (
+    ConfigDef,
     ConfigType,
     at_least,
-    non_empty_string,
-    one_of,
-    parse_config,
+    non_empty_string_without_control_chars,
     valid_regex,
+    valid_string,
 )
+from connector.api.errors import ConfigException
 
 ICEBERG_CONNECTOR_CLASSES = (
     "org.apache.iceberg.connect.IcebergSinkConnector",
@@ -24,35 +23,49 @@ ICEBERG_CONNECTOR_CLASSES = (
 DEFAULT_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 DEFAULT_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
-CONNECT_KEYS: dict[str, ConfigKey] = {
-    k.name: k
-    for k in (
-        ConfigKey("name", ConfigType.STRING, doc="Connector name; the consumer group is connect-<name>.",
-                  validator=non_empty_string),
-        ConfigKey("connector.class", ConfigType.STRING, doc="The Iceberg sink connector class."),
-        ConfigKey("tasks.max", ConfigType.INT, 1, "Maximum number of tasks (Spark partitions) per cycle.",
-                  at_least(1)),
-        ConfigKey("tasks.max.enforce", ConfigType.BOOLEAN, True, "Deprecated; accepted for compatibility."),
-        ConfigKey("topics", ConfigType.LIST, [], "Topics to consume."),
-        ConfigKey("topics.regex", ConfigType.STRING, "", "Regex of topics to consume.", valid_regex),
-        ConfigKey("key.converter", ConfigType.STRING, None, "Key converter class."),
-        ConfigKey("value.converter", ConfigType.STRING, None, "Value converter class."),
-        ConfigKey("header.converter", ConfigType.STRING, None, "Header converter class."),
-        ConfigKey("transforms", ConfigType.LIST, [], "Aliases of the single-message transforms."),
-        ConfigKey("predicates", ConfigType.LIST, [], "Aliases of the predicates."),
-        ConfigKey("config.action.reload", ConfigType.STRING, "restart", "Accepted for compatibility.",
-                  one_of("none", "restart")),
-        ConfigKey("errors.tolerance", ConfigType.STRING, "none", "Error tolerance.", one_of("none", "all")),
-        ConfigKey("errors.retry.timeout", ConfigType.LONG, 0, "Retry timeout in ms for retriable errors."),
-        ConfigKey("errors.retry.delay.max.ms", ConfigType.LONG, 60000, "Max retry backoff in ms."),
-        ConfigKey("errors.log.enable", ConfigType.BOOLEAN, False, "Log failed records."),
-        ConfigKey("errors.log.include.messages", ConfigType.BOOLEAN, False, "Include record coordinates."),
-        ConfigKey("errors.deadletterqueue.topic.name", ConfigType.STRING, "", "Dead-letter queue topic."),
-        ConfigKey("errors.deadletterqueue.topic.replication.factor", ConfigType.INT, 3, "DLQ replication."),
-        ConfigKey("errors.deadletterqueue.context.headers.enable", ConfigType.BOOLEAN, False,
-                  "Add __connect.errors.* headers to DLQ records."),
-    )
-}
+#: The framework keys of a sink connector (Kafka's ``ConnectorConfig`` + ``SinkConnectorConfig``).
+CONNECT_CONFIG = (
+    ConfigDef()
+    .define("name", ConfigType.STRING, validator=non_empty_string_without_control_chars, importance="high",
+            doc="connector name; the consumer group is `connect-<name>`")
+    .define("connector.class", ConfigType.STRING, importance="high",
+            doc="`org.apache.iceberg.connect.IcebergSinkConnector` or "
+                "`io.tabular.iceberg.connect.IcebergSinkConnector` (or the aliases `IcebergSinkConnector`, "
+                "`IcebergSink`)")
+    .define("tasks.max", ConfigType.INT, 1, at_least(1), "high",
+            "maximum number of tasks (Spark partitions) per commit cycle in streaming mode; with "
+            "`--until-caught-up` the job uses at least Spark's default parallelism and may split one "
+            "partition's range over several tasks")
+    .define("tasks.max.enforce", ConfigType.BOOLEAN, True, importance="low", doc="accepted for compatibility")
+    .define("topics", ConfigType.LIST, [], importance="high",
+            doc="topics to read (comma-separated); exactly one of `topics` / `topics.regex`")
+    .define("topics.regex", ConfigType.STRING, "", valid_regex, "high",
+            "regex of topics to read (whole-name match; topics starting with `__` are never matched)")
+    .define("key.converter", ConfigType.CLASS, None, importance="low",
+            doc=f"key converter class; unset: the worker's, else `{DEFAULT_CONVERTER}`")
+    .define("value.converter", ConfigType.CLASS, None, importance="low",
+            doc=f"value converter class; unset: the worker's, else `{DEFAULT_CONVERTER}`")
+    .define("header.converter", ConfigType.CLASS, None, importance="low",
+            doc=f"header converter class; unset: the worker's, else `{DEFAULT_HEADER_CONVERTER}`")
+    .define("transforms", ConfigType.LIST, [], importance="low",
+            doc="SMT aliases, applied in order (see [smt.md](smt.md))")
+    .define("predicates", ConfigType.LIST, [], importance="low", doc="predicate aliases")
+    .define("config.action.reload", ConfigType.STRING, "restart", valid_string("none", "restart"), "low",
+            "accepted")
+    .define("errors.tolerance", ConfigType.STRING, "none", valid_string("none", "all"), "medium",
+            "`none` or `all`; `all` is accepted but not implemented yet (a warning says so): "
+            "a bad record stops the job")
+    .define("errors.retry.timeout", ConfigType.LONG, 0, importance="medium", doc="accepted")
+    .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, importance="medium", doc="accepted")
+    .define("errors.log.enable", ConfigType.BOOLEAN, False, importance="medium", doc="accepted")
+    .define("errors.log.include.messages", ConfigType.BOOLEAN, False, importance="medium", doc="accepted")
+    .define("errors.deadletterqueue.topic.name", ConfigType.STRING, "", importance="medium",
+            doc="validated as Connect does (must not be one of the topics nor match `topics.regex`)")
+    .define("errors.deadletterqueue.topic.replication.factor", ConfigType.SHORT, 3, importance="medium",
+            doc="accepted")
+    .define("errors.deadletterqueue.context.headers.enable", ConfigType.BOOLEAN, False, importance="medium",
+            doc="accepted")
+)
 
 # Key prefixes the framework hands to other components.
 PASSTHROUGH_PREFIXES = (
@@ -93,7 +106,7 @@ def prefixed(props: Mapping[str, Any], prefix: str) -> dict[str, str]:
 def parse_connect_config(props: Mapping[str, Any], worker: Mapping[str, str] | None = None) -> ConnectConfig:
     """Validate the framework keys; converters default to the worker's, as in Connect."""
     worker = worker or {}
-    values = parse_config(CONNECT_KEYS, props)
+    values = CONNECT_CONFIG.parse(props)
     _check_connector_class(values["connector.class"])
     _check_topics(values)
     key_conv = values["key.converter"] or worker.get("key.converter") or DEFAULT_CONVERTER
@@ -111,7 +124,7 @@ def parse_connect_config(props: Mapping[str, Any], worker: Mapping[str, str] | N
         key_converter_config=_converter_config(props, worker, "key.converter", values["key.converter"]),
         value_converter_config=_converter_config(props, worker, "value.converter", values["value.converter"]),
         header_converter_config=_converter_config(props, worker, "header.converter", values["header.converter"]),
-        errors_tolerance=values["errors.tolerance"].lower(),
+        errors_tolerance=values["errors.tolerance"],
         raw=dict(props),
     )
 

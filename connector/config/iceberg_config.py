@@ -6,47 +6,57 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from connector.api.config_def import ConfigDef, ConfigType, at_least, parse_type
 from connector.api.errors import ConfigException
 from connector.config.connect_config import prefixed
-from connector.config.definitions import ConfigKey, ConfigType, at_least, parse_config, split_list
 
 DEFAULT_COMMIT_INTERVAL_MS = 300_000
 
-ICEBERG_KEYS: dict[str, ConfigKey] = {
-    k.name: k
-    for k in (
-        ConfigKey("iceberg.tables", ConfigType.LIST, [], "Destination tables (ns.table, comma-separated)."),
-        ConfigKey("iceberg.tables.dynamic-enabled", ConfigType.BOOLEAN, False,
-                  "Route each record to the table named by the route field."),
-        ConfigKey("iceberg.tables.route-field", ConfigType.STRING, None, "Field holding the routing value."),
-        ConfigKey("iceberg.tables.default-commit-branch", ConfigType.STRING, None, "Branch to commit to."),
-        ConfigKey("iceberg.tables.default-id-columns", ConfigType.STRING, None, "Identifier columns."),
-        ConfigKey("iceberg.tables.default-partition-by", ConfigType.STRING, None,
-                  "Partition spec for auto-created tables."),
-        ConfigKey("iceberg.tables.auto-create-enabled", ConfigType.BOOLEAN, False, "Create missing tables."),
-        ConfigKey("iceberg.tables.evolve-schema-enabled", ConfigType.BOOLEAN, False,
-                  "Add columns, widen types, make columns optional."),
-        ConfigKey("iceberg.tables.schema-force-optional", ConfigType.BOOLEAN, False,
-                  "Make generated columns optional."),
-        ConfigKey("iceberg.tables.schema-case-insensitive", ConfigType.BOOLEAN, False,
-                  "Match record fields to columns ignoring case."),
-        ConfigKey("iceberg.catalog", ConfigType.STRING, "iceberg", "Catalog name."),
-        ConfigKey("iceberg.control.topic", ConfigType.STRING, "control-iceberg",
-                  "Accepted for compatibility; icefloe coordinates through Spark, not a control topic."),
-        ConfigKey("iceberg.control.group-id-prefix", ConfigType.STRING, "cg-control-",
-                  "Accepted for compatibility."),
-        ConfigKey("iceberg.control.commit.interval-ms", ConfigType.INT, DEFAULT_COMMIT_INTERVAL_MS,
-                  "Commit interval in streaming mode.", at_least(1)),
-        ConfigKey("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000,
-                  "Accepted for compatibility."),
-        ConfigKey("iceberg.control.commit.threads", ConfigType.INT, 0, "Accepted for compatibility."),
-        ConfigKey("iceberg.connect.group-id", ConfigType.STRING, None,
-                  "Consumer group whose offsets are committed; default connect-<name>."),
-        ConfigKey("iceberg.hadoop-conf-dir", ConfigType.STRING, None, "Accepted for compatibility."),
-        ConfigKey("iceberg.coordinator.transactional.prefix", ConfigType.STRING, "",
-                  "Accepted for compatibility."),
-    )
-}
+#: The Iceberg sink's own keys (``IcebergSinkConfig``); per-table and prefixed keys are matched below.
+ICEBERG_CONFIG = (
+    ConfigDef()
+    .define("iceberg.tables", ConfigType.LIST, [], importance="high",
+            doc="destination tables (`ns.table`, comma-separated). Without a route field every record "
+                "goes to every table")
+    .define("iceberg.tables.dynamic-enabled", ConfigType.BOOLEAN, False, importance="medium",
+            doc="route each record to the table named by its `route-field` value (lower-cased)")
+    .define("iceberg.tables.route-field", ConfigType.STRING, None, importance="medium",
+            doc="field (dotted path into nested structs/maps) holding the routing value")
+    .define("iceberg.tables.default-commit-branch", ConfigType.STRING, None, importance="medium",
+            doc="branch the commits go to; unset: `main`")
+    .define("iceberg.tables.default-id-columns", ConfigType.STRING, None, importance="medium",
+            doc="accepted (identifier columns, comma-separated; the writer is append-only, as Apache's sink)")
+    .define("iceberg.tables.default-partition-by", ConfigType.STRING, None, importance="medium",
+            doc="partition spec of auto-created tables: `year(c)`/`years`, `month(c)`, `day(c)`, `hour(c)`, "
+                "`bucket(c, N)`, `truncate(c, W)`, or a column name (identity); comma-separated, commas "
+                "inside parentheses are kept. Unlike the Java sink, a bad spec fails the job instead of "
+                "silently creating an unpartitioned table")
+    .define("iceberg.tables.auto-create-enabled", ConfigType.BOOLEAN, False, importance="medium",
+            doc="create missing tables from the first record's schema (Connect schema, or inferred from "
+                "schemaless JSON)")
+    .define("iceberg.tables.evolve-schema-enabled", ConfigType.BOOLEAN, False, importance="medium",
+            doc="add missing columns (nested too), widen int→long and float→double, make required "
+                "columns optional")
+    .define("iceberg.tables.schema-force-optional", ConfigType.BOOLEAN, False, importance="medium",
+            doc="generated columns are all optional")
+    .define("iceberg.tables.schema-case-insensitive", ConfigType.BOOLEAN, False, importance="medium",
+            doc="match record fields to columns ignoring case")
+    .define("iceberg.catalog", ConfigType.STRING, "iceberg", importance="medium", doc="catalog name")
+    .define("iceberg.control.topic", ConfigType.STRING, "control-iceberg", importance="medium",
+            doc="accepted; icefloe coordinates through Spark, not a control topic")
+    .define("iceberg.control.group-id-prefix", ConfigType.STRING, "cg-control-", importance="low",
+            doc="accepted")
+    .define("iceberg.control.commit.interval-ms", ConfigType.INT, DEFAULT_COMMIT_INTERVAL_MS, at_least(1),
+            "medium", "streaming mode: start a commit cycle this often")
+    .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, importance="medium", doc="accepted")
+    .define("iceberg.control.commit.threads", ConfigType.INT, 0, importance="medium", doc="accepted")
+    .define("iceberg.connect.group-id", ConfigType.STRING, None, importance="low",
+            doc="consumer group whose offsets mirror the table's, and the suffix of the snapshot offset "
+                "keys; unset: `connect-<name>`")
+    .define("iceberg.hadoop-conf-dir", ConfigType.STRING, None, importance="medium", doc="accepted")
+    .define("iceberg.coordinator.transactional.prefix", ConfigType.STRING, "", importance="low",
+            doc="accepted")
+)
 
 TABLE_KEY_PATTERN = re.compile(r"^iceberg\.table\.(?P<table>.+)\.(?P<key>route-regex|id-columns|partition-by|commit-branch)$")
 PREFIX_KEYS = (
@@ -97,7 +107,8 @@ class IcebergConfig:
         return TableConfig(
             name=table,
             route_regex=re.compile(regex) if regex else None,
-            id_columns=tuple(split_list(own["id-columns"])) if "id-columns" in own else self.default_id_columns,
+            id_columns=_id_columns(f"iceberg.table.{table}.id-columns", own["id-columns"]) if "id-columns" in own
+            else self.default_id_columns,
             partition_by=tuple(split_partition_by(own["partition-by"])) if "partition-by" in own
             else self.default_partition_by,
             partition_by_key=partition_key,
@@ -109,7 +120,7 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
     """Validate the ``iceberg.*`` keys as the Iceberg sink's ``validate()`` does."""
     from connector.data.partition_spec import split_partition_by
 
-    values = parse_config(ICEBERG_KEYS, props)
+    values = ICEBERG_CONFIG.parse(props)
     catalog_props = prefixed(props, "iceberg.catalog.")
     tables = tuple(values["iceberg.tables"])
     dynamic = values["iceberg.tables.dynamic-enabled"]
@@ -143,7 +154,8 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
         auto_create_props=prefixed(props, "iceberg.tables.auto-create-props."),
         write_props=write_props,
         default_partition_by=tuple(split_partition_by(values["iceberg.tables.default-partition-by"] or "")),
-        default_id_columns=tuple(split_list(values["iceberg.tables.default-id-columns"])),
+        default_id_columns=_id_columns("iceberg.tables.default-id-columns",
+                                       values["iceberg.tables.default-id-columns"] or ""),
         default_commit_branch=values["iceberg.tables.default-commit-branch"],
         connect_group_id=values["iceberg.connect.group-id"],
         table_overrides=overrides,
@@ -159,6 +171,11 @@ def _table_overrides(props: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     return overrides
 
 
+def _id_columns(key: str, text: str) -> tuple[str, ...]:
+    # Declared as a STRING (as in the Java sink), read as a comma-separated list.
+    return tuple(parse_type(key, text, ConfigType.LIST))
+
+
 def _check_regex(key: str, value: str) -> None:
     try:
         re.compile(value)
@@ -168,4 +185,4 @@ def _check_regex(key: str, value: str) -> None:
 
 def is_iceberg_key(key: str) -> bool:
     """Whether the Iceberg sink recognises ``key`` (for the unused-keys report)."""
-    return key in ICEBERG_KEYS or key.startswith(PREFIX_KEYS) or bool(TABLE_KEY_PATTERN.match(key))
+    return key in ICEBERG_CONFIG or key.startswith(PREFIX_KEYS) or bool(TABLE_KEY_PATTERN.match(key))

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from connector.api.errors import ConfigException
 from connector.config.connect_config import (
-    CONNECT_KEYS,
+    CONNECT_CONFIG,
     PASSTHROUGH_PREFIXES,
     ConnectConfig,
     parse_connect_config,
@@ -103,7 +103,7 @@ def _stringify(props: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _is_known(key: str) -> bool:
-    return key in CONNECT_KEYS or key.startswith(PASSTHROUGH_PREFIXES) or key.startswith("errors.") \
+    return key in CONNECT_CONFIG or key.startswith(PASSTHROUGH_PREFIXES) or key.startswith("errors.") \
         or is_iceberg_key(key)
 
 

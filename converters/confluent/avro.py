@@ -32,19 +32,21 @@ import io
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import fastavro
 
+from connector.api.config_def import ConfigType
 from connector.api.errors import DataException
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.avro_data import (
-    AvroData, AvroSchema, Branch, CompiledSchema, compile_schema, is_connect_union,
+    AVRO_DATA_CONFIG, AvroData, AvroSchema, Branch, CompiledSchema, compile_schema, is_connect_union,
     parse_schema, resolve_datum)
 from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter, SchemaRegistryException, config_int)
+    LRUCache, RegisteredSchema, RegistryConverter, SchemaRegistryException)
+from converters.confluent.serde_config import SERDE_CONFIG
 
 
 @dataclass
@@ -81,13 +83,16 @@ class AvroConverter(RegistryConverter):
     """Kafka Connect converter for Confluent's Avro wire format."""
 
     SCHEMA_TYPE = "AVRO"
+    CONFIG_DEF = SERDE_CONFIG.merged(AVRO_DATA_CONFIG).define(
+        "latest.cache.ttl.sec", ConfigType.LONG, -1, importance="low",
+        doc="how long the latest schema version is cached; `-1`: forever")
 
-    def _configure_format(self, config: dict) -> None:
-        self.avro_data = AvroData.from_config(config)
+    def _configure_format(self, values: Mapping[str, Any]) -> None:
+        self.avro_data = AvroData.from_config(values)
         self._parsed = LRUCache(self.cache_size)
         self._entries = LRUCache(self.cache_size)
         self._writers = LRUCache(self.cache_size)
-        self.latest_ttl = config_int(config, "latest.cache.ttl.sec", -1)
+        self.latest_ttl = values["latest.cache.ttl.sec"]
 
     # ------------------------------------------------------------------------------------------
     # reading

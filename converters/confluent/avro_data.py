@@ -55,6 +55,7 @@ import math
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Mapping
 
+from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
 from connector.api.schema import Field, Schema, SchemaBuilder, Type
@@ -547,10 +548,24 @@ ANYTHING_SCHEMA_JSON = {
 }
 
 
-def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    from converters.base import config_bool
-
-    return config_bool(config, key, default)
+#: Confluent's ``AvroDataConfig`` (its ``schemas.cache.config`` is the converter's, declared with the client's).
+AVRO_DATA_CONFIG = (
+    ConfigDef()
+    .define("connect.meta.data", ConfigType.BOOLEAN, True, importance="low",
+            doc="record/field docs, enum docs and defaults become `io.confluent.connect.avro.*` parameters")
+    .define("enhanced.avro.schema.support", ConfigType.BOOLEAN, False, importance="medium",
+            doc="union branch names use record full names")
+    .define("generalized.sum.type.support", ConfigType.BOOLEAN, False, importance="medium",
+            doc="unions and enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`")
+    .define("scrub.invalid.names", ConfigType.BOOLEAN, False, importance="medium",
+            doc="writing: invalid Avro names are rewritten")
+    .define("ignore.default.for.nullables", ConfigType.BOOLEAN, False, importance="low",
+            doc="writing: a null field is not replaced by its default")
+    .define("flatten.singleton.unions", ConfigType.BOOLEAN, True, importance="low",
+            doc="a one-branch union `[T]` reads as `T`")
+    .define("allow.optional.map.keys", ConfigType.BOOLEAN, False, importance="low",
+            doc="writing: a map with optional string keys becomes an Avro `map` (else an array of entries)")
+)
 
 
 class AvroData:
@@ -581,18 +596,17 @@ class AvroData:
         self._union_index = 0
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "AvroData":
-        from converters.base import config_int
-
+    def from_config(cls, values: Mapping[str, Any]) -> "AvroData":
+        """From parsed ``AVRO_DATA_CONFIG`` values plus ``schemas.cache.config``."""
         return cls(
-            connect_meta_data=_flag(config, "connect.meta.data", True),
-            enhanced_avro_schema_support=_flag(config, "enhanced.avro.schema.support", False),
-            generalized_sum_type_support=_flag(config, "generalized.sum.type.support", False),
-            scrub_invalid_names=_flag(config, "scrub.invalid.names", False),
-            ignore_default_for_nullables=_flag(config, "ignore.default.for.nullables", False),
-            flatten_singleton_unions=_flag(config, "flatten.singleton.unions", True),
-            allow_optional_map_keys=_flag(config, "allow.optional.map.keys", False),
-            cache_size=max(1, config_int(config, "schemas.cache.config", 1000)),
+            connect_meta_data=values["connect.meta.data"],
+            enhanced_avro_schema_support=values["enhanced.avro.schema.support"],
+            generalized_sum_type_support=values["generalized.sum.type.support"],
+            scrub_invalid_names=values["scrub.invalid.names"],
+            ignore_default_for_nullables=values["ignore.default.for.nullables"],
+            flatten_singleton_unions=values["flatten.singleton.unions"],
+            allow_optional_map_keys=values["allow.optional.map.keys"],
+            cache_size=max(1, values["schemas.cache.config"]),
         )
 
     # ---------------------------------------------------------------------------------------------

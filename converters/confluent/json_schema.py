@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
+from connector.api.config_def import ConfigType
 from connector.api.errors import ConfigException, DataException
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.json_schema_data import (
-    JsonSchemaData, JsonSchemaDocument, dumps_json, loads_json)
+    JSON_SCHEMA_DATA_CONFIG, JsonSchemaData, JsonSchemaDocument, dumps_json, loads_json)
 from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter, config_bool)
+    LRUCache, RegisteredSchema, RegistryConverter)
+from converters.confluent.serde_config import SERDE_CONFIG
 
 
 @dataclass
@@ -56,10 +58,13 @@ class JsonSchemaConverter(RegistryConverter):
     """Kafka Connect converter for Confluent's JSON Schema wire format."""
 
     SCHEMA_TYPE = "JSON"
+    CONFIG_DEF = SERDE_CONFIG.merged(JSON_SCHEMA_DATA_CONFIG).define(
+        "json.fail.invalid.schema", ConfigType.BOOLEAN, False, importance="medium",
+        doc="validate each payload against its schema (`jsonschema` package)")
 
-    def _configure_format(self, config: dict) -> None:
-        self.json_data = JsonSchemaData.from_config(config)
-        self.validate = config_bool(config, "json.fail.invalid.schema", False)
+    def _configure_format(self, values: Mapping[str, Any]) -> None:
+        self.json_data = JsonSchemaData.from_config(values)
+        self.validate = values["json.fail.invalid.schema"]
         if self.validate:
             try:
                 import jsonschema  # noqa: F401

@@ -48,6 +48,7 @@ import json
 import math
 from typing import Any, Mapping
 
+from connector.api.config_def import ConfigDef, ConfigType, case_insensitive_valid_string
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp
 from connector.api.schema import Schema, SchemaBuilder, Type
@@ -278,10 +279,22 @@ class JsonSchemaDocument:
 # JsonSchemaData
 # ==================================================================================================
 
-def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    from converters.base import config_bool
-
-    return config_bool(config, key, default)
+#: Confluent's ``JsonSchemaDataConfig``.
+JSON_SCHEMA_DATA_CONFIG = (
+    ConfigDef()
+    .define("use.optional.for.nonrequired", ConfigType.BOOLEAN, False, importance="medium",
+            doc="properties not listed in `required` are optional")
+    .define("object.additional.properties", ConfigType.BOOLEAN, True, importance="medium",
+            doc="writing: `false` writes `\"additionalProperties\": false`")
+    .define("decimal.format", ConfigType.STRING, "BASE64", case_insensitive_valid_string("BASE64", "NUMERIC"),
+            "low", "writing: Decimals as base64 text or JSON numbers")
+    .define("generalized.sum.type.support", ConfigType.BOOLEAN, False, importance="medium",
+            doc="`oneOf` / enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`")
+    .define("flatten.singleton.unions", ConfigType.BOOLEAN, True, importance="low",
+            doc="a one-branch `oneOf` reads as its branch")
+    .define("ignore.default.for.nullables", ConfigType.BOOLEAN, False, importance="low",
+            doc="writing: a null field is not replaced by its default")
+)
 
 
 class JsonSchemaData:
@@ -301,20 +314,15 @@ class JsonSchemaData:
         self.ignore_default_for_nullables = ignore_default_for_nullables
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "JsonSchemaData":
-        from connector.api.errors import ConfigException
-
-        fmt = str(config.get("decimal.format", "BASE64")).upper()
-        if fmt not in ("BASE64", "NUMERIC"):
-            raise ConfigException("decimal.format", config.get("decimal.format"),
-                                  "String must be one of (case insensitive): BASE64, NUMERIC")
+    def from_config(cls, values: Mapping[str, Any]) -> "JsonSchemaData":
+        """From parsed ``JSON_SCHEMA_DATA_CONFIG`` values."""
         return cls(
-            use_optional_for_nonrequired=_flag(config, "use.optional.for.nonrequired", False),
-            object_additional_properties=_flag(config, "object.additional.properties", True),
-            decimal_format=fmt,
-            generalized_sum_type_support=_flag(config, "generalized.sum.type.support", False),
-            flatten_singleton_unions=_flag(config, "flatten.singleton.unions", True),
-            ignore_default_for_nullables=_flag(config, "ignore.default.for.nullables", False),
+            use_optional_for_nonrequired=values["use.optional.for.nonrequired"],
+            object_additional_properties=values["object.additional.properties"],
+            decimal_format=values["decimal.format"],
+            generalized_sum_type_support=values["generalized.sum.type.support"],
+            flatten_singleton_unions=values["flatten.singleton.unions"],
+            ignore_default_for_nullables=values["ignore.default.for.nullables"],
         )
 
     # ---------------------------------------------------------------------------------------------

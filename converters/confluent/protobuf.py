@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from connector.api.errors import DataException
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.protobuf_data import (
-    ProtobufData, build_pool, message_name_for_indexes)
+    PROTOBUF_DATA_CONFIG, ProtobufData, build_pool, message_name_for_indexes)
 from converters.confluent.registry_client import (
     LRUCache, RegisteredSchema, RegistryConverter, decode_serialized)
+from converters.confluent.serde_config import SERDE_CONFIG
 
 
 @dataclass
@@ -65,8 +66,10 @@ class ProtobufConverter(RegistryConverter):
 
     SCHEMA_TYPE = "PROTOBUF"
 
-    def _configure_format(self, config: dict) -> None:
-        self.protobuf_data = ProtobufData.from_config(config)
+    CONFIG_DEF = SERDE_CONFIG.merged(PROTOBUF_DATA_CONFIG)
+
+    def _configure_format(self, values: Mapping[str, Any]) -> None:
+        self.protobuf_data = ProtobufData.from_config(values)
         self._parsed = LRUCache(self.cache_size)
         self._entries = LRUCache(self.cache_size)
         self._writers = LRUCache(self.cache_size)

@@ -49,6 +49,7 @@ import decimal as _decimal
 import re
 from typing import Any, Iterable, Mapping
 
+from connector.api.config_def import ConfigDef, ConfigKey, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
 from connector.api.schema import Schema, SchemaBuilder, Type
@@ -345,10 +346,25 @@ def _varint(v: int) -> bytes:
 # ProtobufData
 # ==================================================================================================
 
-def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    from converters.base import config_bool
+_PROTOBUF_FLAGS = (
+    ("enhanced.protobuf.schema.support", False, "message, enum and union names are full names"),
+    ("int.for.enums", False, "enums read as INT32 instead of STRING"),
+    ("optional.for.nullables", False, "only fields with the `optional` keyword are optional"),
+    ("optional.for.proto2", True, "proto2 `optional` fields are optional (null when unset)"),
+    ("wrapper.for.nullables", False, "`google.protobuf.*Value` wrappers read as optional primitives"),
+    ("wrapper.for.raw.primitives", True, "a top-level wrapper message reads as its primitive"),
+    ("generate.struct.for.nulls", False, "unset message fields read as structs of defaults instead of null"),
+    ("generate.index.for.unions", True, "a `oneof o` is the field `o_0`, `o_1`, ... by index (else `o`)"),
+    ("flatten.unions", False, "`oneof` members become optional top-level fields"),
+    ("generalized.sum.type.support", False,
+     "unions and enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`"),
+    ("scrub.invalid.names", False, "writing: invalid Protobuf names are rewritten"),
+    ("ignore.default.for.nullables", False, "writing: a null field is not replaced by its default"),
+)
 
-    return config_bool(config, key, default)
+#: Confluent's ``ProtobufDataConfig``: every key is a flag.
+PROTOBUF_DATA_CONFIG = ConfigDef(
+    ConfigKey(name, ConfigType.BOOLEAN, default, importance="low", doc=doc) for name, default, doc in _PROTOBUF_FLAGS)
 
 
 class _FieldInfo:
@@ -404,21 +420,9 @@ class ProtobufData:
         self._plans: dict[int, Any] = {}
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "ProtobufData":
-        return cls(
-            enhanced_protobuf_schema_support=_flag(config, "enhanced.protobuf.schema.support", False),
-            scrub_invalid_names=_flag(config, "scrub.invalid.names", False),
-            int_for_enums=_flag(config, "int.for.enums", False),
-            optional_for_nullables=_flag(config, "optional.for.nullables", False),
-            optional_for_proto2=_flag(config, "optional.for.proto2", True),
-            wrapper_for_nullables=_flag(config, "wrapper.for.nullables", False),
-            wrapper_for_raw_primitives=_flag(config, "wrapper.for.raw.primitives", True),
-            generate_struct_for_nulls=_flag(config, "generate.struct.for.nulls", False),
-            generate_index_for_unions=_flag(config, "generate.index.for.unions", True),
-            flatten_unions=_flag(config, "flatten.unions", False),
-            generalized_sum_type_support=_flag(config, "generalized.sum.type.support", False),
-            ignore_default_for_nullables=_flag(config, "ignore.default.for.nullables", False),
-        )
+    def from_config(cls, values: Mapping[str, Any]) -> "ProtobufData":
+        """From parsed ``PROTOBUF_DATA_CONFIG`` values (each key is its keyword argument, dots as _)."""
+        return cls(**{name.replace(".", "_"): values[name] for name, _, _ in _PROTOBUF_FLAGS})
 
     # ---------------------------------------------------------------------------------------------
     # descriptor helpers

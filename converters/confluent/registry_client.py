@@ -7,7 +7,8 @@ subject to learn its version, fetch a subject's version (``latest``), and
 register a schema.
 
 Configuration (the keys Confluent's Java client reads, prefix-stripped as
-Connect passes them to a converter) is parsed by
+Connect passes them to a converter, declared in
+:data:`converters.confluent.serde_config.CLIENT_CONFIG`) is parsed by
 :meth:`SchemaRegistryClient.from_config`:
 
 =============================================== ==========================================
@@ -56,11 +57,19 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from connector.api.errors import ConfigException, DataException
-from converters.base import Converter, config_bool, config_int
+from converters.base import Converter
+from converters.confluent.serde_config import (
+    CLIENT_CONFIG,
+    SCHEMA_REGISTRY_URL_CONFIG,
+    SCHEMAS_CACHE_CONFIG,
+    SERDE_CONFIG,
+    SSL_ALGORITHM_CONFIG,
+    SSL_CONTEXT_KEYS,
+    SSL_PREFIX,
+)
 
 log = logging.getLogger(__name__)
 
-SCHEMA_REGISTRY_URL_CONFIG = "schema.registry.url"
 RETRIABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 ACCEPT = ("application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, "
@@ -198,12 +207,18 @@ class LRUCache:
 
 # --- configuration helpers ----------------------------------------------------------------------
 
-def _config_str(config: Mapping[str, Any], *keys: str) -> str | None:
+def _first_set(values: Mapping[str, Any], *keys: str) -> str | None:
+    """The first non-empty parsed value among ``keys`` (a key, then its fallbacks)."""
     for key in keys:
-        value = config.get(key)
-        if value is not None and str(value) != "":
-            return str(value)
+        if values[key]:
+            return values[key]
     return None
+
+
+def _with_older_spelling(values: Mapping[str, Any], raw: Mapping[str, Any], key: str) -> Any:
+    """``key``'s value, or that of ``schema.registry.<key>`` when only the older spelling is set."""
+    older = values["schema.registry." + key]
+    return older if key not in raw and older else values[key]
 
 
 def redact_url(url: str) -> str:
@@ -250,22 +265,21 @@ class _SSLContextAdapter(HTTPAdapter):
             conn.assert_hostname = False
 
 
-def _build_ssl(config: Mapping[str, Any]) -> tuple[ssl.SSLContext | None, bool]:
+def _build_ssl(values: Mapping[str, Any]) -> tuple[ssl.SSLContext | None, bool]:
     """The SSL context for the ``schema.registry.ssl.*`` keys (None when none is set)."""
-    p = "schema.registry.ssl."
-    keys = [k for k in config if str(k).startswith(p) and config[k] not in (None, "")]
-    if not keys:
+    p = SSL_PREFIX
+    if not any(values[k] for k in SSL_CONTEXT_KEYS):
         return None, True
     for type_key in (p + "truststore.type", p + "keystore.type"):
-        kind = _config_str(config, type_key)
-        if kind is not None and kind.upper() != "PEM":
+        kind = values[type_key]
+        if kind and kind.upper() != "PEM":
             raise ConfigException(
                 type_key, kind,
                 "only PEM trust stores and key stores are supported; convert JKS/PKCS12 stores "
                 "to PEM files (openssl pkcs12 -in store.p12 -out store.pem)")
     context = ssl.create_default_context()
-    truststore = _config_str(config, p + "truststore.location")
-    inline_ca = _config_str(config, p + "truststore.certificates")
+    truststore = values[p + "truststore.location"]
+    inline_ca = values[p + "truststore.certificates"]
     try:
         if truststore:
             context.load_verify_locations(cafile=truststore)
@@ -274,17 +288,16 @@ def _build_ssl(config: Mapping[str, Any]) -> tuple[ssl.SSLContext | None, bool]:
     except (OSError, ssl.SSLError) as exc:
         raise ConfigException(p + "truststore.location", truststore or "<inline certificates>",
                               f"cannot load CA certificates: {exc}") from exc
-    keystore = _config_str(config, p + "keystore.location", p + "keystore.certificate.chain")
-    keyfile = _config_str(config, p + "keystore.key")
-    password = _config_str(config, p + "key.password", p + "keystore.password")
+    keystore = _first_set(values, p + "keystore.location", p + "keystore.certificate.chain")
+    keyfile = values[p + "keystore.key"] or None
+    password = _first_set(values, p + "key.password", p + "keystore.password")
     if keystore:
         try:
             context.load_cert_chain(certfile=keystore, keyfile=keyfile, password=password)
         except (OSError, ssl.SSLError) as exc:
             raise ConfigException(p + "keystore.location", keystore,
                                   f"cannot load the client certificate/key: {exc}") from exc
-    algorithm = config.get(p + "endpoint.identification.algorithm")
-    check_hostname = not (algorithm is not None and str(algorithm).strip() == "")
+    check_hostname = values[SSL_ALGORITHM_CONFIG] != ""
     if not check_hostname:
         context.check_hostname = False
     return context, check_hostname
@@ -349,23 +362,16 @@ class SchemaRegistryClient:
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *, cache_capacity: int | None = None,
                     **overrides: Any) -> "SchemaRegistryClient":
-        raw_urls = config.get(SCHEMA_REGISTRY_URL_CONFIG)
-        if isinstance(raw_urls, (list, tuple)):
-            urls = [str(u).strip() for u in raw_urls]
-        elif raw_urls is None:
-            urls = []
-        else:
-            urls = [u.strip() for u in str(raw_urls).split(",")]
-        urls = [u for u in urls if u]
+        values = CLIENT_CONFIG.parse(config)
+        urls = [u for u in values[SCHEMA_REGISTRY_URL_CONFIG] or [] if u]
         if not urls:
             raise ConfigException(
                 f"Missing required configuration \"{SCHEMA_REGISTRY_URL_CONFIG}\" which has no "
                 f"default value.")
         auth = None
-        source = (_config_str(config, "basic.auth.credentials.source",
-                              "schema.registry.basic.auth.credentials.source") or "URL").upper()
+        source = _with_older_spelling(values, config, "basic.auth.credentials.source").upper()
         if source == "USER_INFO":
-            info = _config_str(config, "basic.auth.user.info", "schema.registry.basic.auth.user.info")
+            info = _with_older_spelling(values, config, "basic.auth.user.info")
             if info is None or ":" not in info:
                 raise ConfigException(
                     "basic.auth.user.info", "[hidden]" if info else info,
@@ -382,7 +388,7 @@ class SchemaRegistryClient:
                     break
             urls = [redact_url(u) for u in urls]
         elif source == "SASL_INHERIT":
-            jaas = _config_str(config, "sasl.jaas.config")
+            jaas = values["sasl.jaas.config"]
             creds = _jaas_credentials(jaas) if jaas else None
             if creds is None:
                 raise ConfigException(
@@ -394,16 +400,16 @@ class SchemaRegistryClient:
             raise ConfigException("basic.auth.credentials.source", source,
                                   "expected one of URL, USER_INFO, SASL_INHERIT")
         bearer = None
-        bearer_source = _config_str(config, "bearer.auth.credentials.source")
+        bearer_source = values["bearer.auth.credentials.source"]
         if bearer_source:
             if bearer_source.upper() != "STATIC_TOKEN":
                 raise ConfigException("bearer.auth.credentials.source", bearer_source,
                                       "only STATIC_TOKEN is supported")
-            bearer = _config_str(config, "bearer.auth.token")
+            bearer = values["bearer.auth.token"]
             if not bearer:
                 raise ConfigException("bearer.auth.token", None,
                                       "bearer.auth.credentials.source=STATIC_TOKEN needs a token")
-        ssl_context, check_hostname = _build_ssl(config)
+        ssl_context, check_hostname = _build_ssl(values)
         headers = {str(k)[len("request.header."):]: str(v) for k, v in config.items()
                    if str(k).startswith("request.header.")}
         kwargs: dict[str, Any] = dict(
@@ -411,13 +417,12 @@ class SchemaRegistryClient:
             bearer_token=bearer,
             ssl_context=ssl_context,
             check_hostname=check_hostname,
-            max_retries=config_int(config, "max.retries", 3),
-            retries_wait_ms=config_int(config, "retries.wait.ms", 1000),
-            retries_max_wait_ms=config_int(config, "retries.max.wait.ms", 20000),
-            connect_timeout_ms=config_int(config, "http.connect.timeout.ms", 60000),
-            read_timeout_ms=config_int(config, "http.read.timeout.ms", 60000),
-            cache_capacity=cache_capacity if cache_capacity is not None
-            else config_int(config, "schemas.cache.config", 1000),
+            max_retries=values["max.retries"],
+            retries_wait_ms=values["retries.wait.ms"],
+            retries_max_wait_ms=values["retries.max.wait.ms"],
+            connect_timeout_ms=values["http.connect.timeout.ms"],
+            read_timeout_ms=values["http.read.timeout.ms"],
+            cache_capacity=cache_capacity if cache_capacity is not None else values[SCHEMAS_CACHE_CONFIG],
             headers=headers,
         )
         kwargs.update(overrides)
@@ -684,6 +689,7 @@ class RegistryConverter(Converter):
     """
 
     SCHEMA_TYPE = "AVRO"
+    CONFIG_DEF = SERDE_CONFIG
 
     def __init__(self, client: SchemaRegistryClient | None = None):
         self._client = client
@@ -705,19 +711,20 @@ class RegistryConverter(Converter):
             KEY_SUBJECT_NAME_STRATEGY, VALUE_SUBJECT_NAME_STRATEGY, load_strategy)
 
         self.config = dict(config or {})
+        values = self.CONFIG_DEF.parse(self.config)
         self.is_key = bool(is_key)
-        self.cache_size = max(1, config_int(self.config, "schemas.cache.config", 1000))
+        self.cache_size = max(1, values[SCHEMAS_CACHE_CONFIG])
         if self._client is None:
             self._client = SchemaRegistryClient.from_config(self.config, cache_capacity=self.cache_size)
-        self.auto_register = config_bool(self.config, "auto.register.schemas", True)
-        self.use_latest_version = config_bool(self.config, "use.latest.version", False)
-        self.normalize_schemas = config_bool(self.config, "normalize.schemas", False)
+        self.auto_register = values["auto.register.schemas"]
+        self.use_latest_version = values["use.latest.version"]
+        self.normalize_schemas = values["normalize.schemas"]
         key = KEY_SUBJECT_NAME_STRATEGY if is_key else VALUE_SUBJECT_NAME_STRATEGY
-        self.subject_strategy = load_strategy(self.config.get(key), key)
-        self._configure_format(self.config)
+        self.subject_strategy = load_strategy(values[key], key)
+        self._configure_format(values)
 
-    def _configure_format(self, config: dict) -> None:
-        """Format-specific configuration (overridden)."""
+    def _configure_format(self, values: Mapping[str, Any]) -> None:
+        """Format-specific configuration from the parsed ``CONFIG_DEF`` values (overridden)."""
 
     def close(self) -> None:
         """Close the registry client's HTTP connections."""

@@ -1,4 +1,4 @@
-"""``JsonConverterConfig``: the JsonConverter's settings, parsed as Kafka parses them."""
+"""``JsonConverterConfig``: the JsonConverter's settings, declared and parsed as Kafka declares them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from converters.base import ConverterType, config_bool, config_choice, config_int, converter_type
+from connector.api.config_def import ConfigType, case_insensitive_valid_string
+from converters.base import CONVERTER_CONFIG, CONVERTER_TYPE_CONFIG, ConverterType
 
 SCHEMAS_ENABLE_CONFIG = "schemas.enable"
 SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
@@ -21,9 +22,23 @@ class DecimalFormat(enum.Enum):
     NUMERIC = "NUMERIC"
 
 
+CONFIG_DEF = (
+    CONVERTER_CONFIG.copy()
+    .define(SCHEMAS_ENABLE_CONFIG, ConfigType.BOOLEAN, True, importance="high",
+            doc="the value is a `{\"schema\": ..., \"payload\": ...}` envelope; `false`: plain JSON")
+    .define(SCHEMAS_CACHE_SIZE_CONFIG, ConfigType.INT, 1000, importance="high",
+            doc="size of each schema cache (JSON → Connect, Connect → JSON)")
+    .define(DECIMAL_FORMAT_CONFIG, ConfigType.STRING, DecimalFormat.BASE64.value,
+            case_insensitive_valid_string(*(f.value for f in DecimalFormat)), "low",
+            "how Decimals are written; both are read")
+    .define(REPLACE_NULL_WITH_DEFAULT_CONFIG, ConfigType.BOOLEAN, True, importance="low",
+            doc="a null field that has a schema default reads as the default")
+)
+
+
 @dataclass(frozen=True)
 class JsonConverterConfig:
-    """Parsed settings; see :meth:`parse` for the keys and their defaults."""
+    """Parsed settings; see ``CONFIG_DEF`` for the keys and their defaults."""
 
     converter_type: ConverterType
     schemas_enable: bool = True
@@ -33,18 +48,12 @@ class JsonConverterConfig:
 
     @staticmethod
     def parse(config: Mapping[str, Any]) -> "JsonConverterConfig":
-        """Read ``converter.type`` (required), ``schemas.enable`` (true), ``schemas.cache.size``
-        (1000), ``decimal.format`` (BASE64 or NUMERIC, any case) and
-        ``replace.null.with.default`` (true).
-
-        Raises ConfigException with Kafka's message for a bad value.
-        """
+        """Raises ConfigException with Kafka's message for a bad or missing value."""
+        values = CONFIG_DEF.parse(config)
         return JsonConverterConfig(
-            converter_type=converter_type(config),
-            schemas_enable=config_bool(config, SCHEMAS_ENABLE_CONFIG, True),
-            schemas_cache_size=config_int(config, SCHEMAS_CACHE_SIZE_CONFIG, 1000),
-            decimal_format=DecimalFormat(
-                config_choice(config, DECIMAL_FORMAT_CONFIG, "BASE64", [f.value for f in DecimalFormat])
-            ),
-            replace_null_with_default=config_bool(config, REPLACE_NULL_WITH_DEFAULT_CONFIG, True),
+            converter_type=ConverterType(values[CONVERTER_TYPE_CONFIG]),
+            schemas_enable=values[SCHEMAS_ENABLE_CONFIG],
+            schemas_cache_size=values[SCHEMAS_CACHE_SIZE_CONFIG],
+            decimal_format=DecimalFormat(values[DECIMAL_FORMAT_CONFIG].upper()),
+            replace_null_with_default=values[REPLACE_NULL_WITH_DEFAULT_CONFIG],
         )

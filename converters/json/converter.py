@@ -16,7 +16,7 @@ from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.base import Converter, HeaderConverter, Headers, with_converter_type
 from converters.json import jackson
-from converters.json.config import JsonConverterConfig
+from converters.json.config import CONFIG_DEF, JsonConverterConfig
 from converters.json.data_json import to_connect, to_json
 from converters.json.schema_json import SchemaTranslator
 
@@ -33,6 +33,8 @@ _ENVELOPE_REQUIRED = (
 
 class JsonConverter(Converter, HeaderConverter):
     """Kafka's JsonConverter; configure with ``schemas.enable``, ``decimal.format``, ... ."""
+
+    CONFIG_DEF = CONFIG_DEF
 
     def __init__(self) -> None:
         self.configure({}, is_key=False)

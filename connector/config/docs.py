@@ -1,18 +1,19 @@
-"""Generate the SMT / predicate settings tables of docs/configuration.md from the ``CONFIG_DEF``s.
+"""Generate the key tables of docs/configuration.md from the ConfigDef declarations.
 
-Every transformation in ``smt.TRANSFORMS`` and predicate in ``smt.PREDICATES``
-is resolved to its Python class; its declared keys (name, default, validator,
-doc) become one table per plugin. ``$Key``/``$Value`` variants and the
-Apache/Tabular names of the Iceberg SMTs share one table.
-
-    python tests/docs/generate_config_tables.py            # print the block
-    python tests/docs/generate_config_tables.py --write    # refresh docs/configuration.md
-    python tests/docs/generate_config_tables.py --check    # exit 1 if the doc is stale
-
-The block sits between ``<!-- generated: smt-config -->`` and
+The connector's framework keys (``CONNECT_CONFIG``), the Iceberg sink's keys
+(``ICEBERG_CONFIG``), every registered converter's ``CONFIG_DEF`` and every
+registered SMT's and predicate's ``config()`` become tables in generated
+blocks of the doc, each between ``<!-- generated: <name> -->`` and
 ``<!-- end generated -->``; everything else in the doc is hand-written.
-``render_default`` is shared with tests/docs/test_configuration_doc.py, so the
-doc's default column and the test's expectation are spelled the same way.
+
+    python -m connector.config.docs            # rewrite the generated blocks
+    python -m connector.config.docs --check    # exit 1 when the doc is stale
+
+Plugins are grouped into documented blocks: keys that carry a ``group`` (the
+Schema Registry keys, ``converter.type``) form one block for every plugin that
+declares them; the other keys form one block per plugin title, which merges
+the ``$Key``/``$Value`` variants and the Apache/Tabular names of the Iceberg
+SMTs.
 """
 
 from __future__ import annotations
@@ -21,18 +22,20 @@ import argparse
 import html
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
+
+from connector.api.config_def import ConfigDef, ConfigKey
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
-BEGIN = "<!-- generated: smt-config -->"
 END = "<!-- end generated -->"
 
 KAFKA_TRANSFORMS = "org.apache.kafka.connect.transforms."
 KAFKA_PREDICATES = "org.apache.kafka.connect.transforms.predicates."
+CONFLUENT = "io.confluent."
 
-#: One-line meanings where the declared doc's first sentence is too long or too vague.
+#: One-line meanings where an SMT's declared doc (Kafka's, often long) says too much or too little.
 #: Keyed by (plugin title, key); ("*", key) applies to every plugin. The default
 #: column always comes from the declaration, never from here.
 MEANINGS: dict[tuple[str, str], str] = {
@@ -95,15 +98,13 @@ MEANINGS: dict[tuple[str, str], str] = {
 }
 
 
-# --- default column ---------------------------------------------------------------------------
+# --- cells ------------------------------------------------------------------------------------
 
 
-def render_default(key: Any) -> str:
-    """The default column for a declared key (``smt.base.ConfigKey`` or ``connector.config.definitions.ConfigKey``).
+def render_default(key: ConfigKey) -> str:
+    """The default column: ``required`` (no default), ``none`` (null), else the config-string value.
 
-    ``required`` (no default), ``none`` (null), otherwise the value in backticks
-    as a config string: ``true``/``false``, lists comma-separated, ``""`` for
-    an empty string or list.
+    ``true``/``false``, lists comma-separated, ``""`` for an empty string or list; in backticks.
     """
     if key.required:
         return "required"
@@ -117,62 +118,6 @@ def render_default(key: Any) -> str:
     else:
         text = str(value)
     return "`" + text + "`" if text else '`""`'
-
-
-# --- plugins ----------------------------------------------------------------------------------
-
-
-@dataclass
-class Plugin:
-    title: str
-    section: str
-    class_names: list[str]
-    keys: list[Any]  # ConfigKey, in declaration order
-
-
-def config_def(cls: type):
-    """The ConfigDef a plugin class parses its config with (``config()`` of an instance)."""
-    try:
-        return cls().config()
-    except Exception:  # noqa: BLE001 - a plugin that needs arguments: fall back to the class attribute
-        return cls.CONFIG_DEF
-
-
-def _title(class_name: str) -> str:
-    return class_name.rsplit(".", 1)[-1].split("$", 1)[0]
-
-
-def _section(class_name: str) -> str:
-    if class_name.startswith(KAFKA_PREDICATES):
-        return "Predicates"
-    if class_name.startswith(KAFKA_TRANSFORMS):
-        return "Kafka SMTs"
-    return "Iceberg SMTs"
-
-
-SECTIONS = ("Kafka SMTs", "Predicates", "Iceberg SMTs")
-
-
-def plugins() -> list[Plugin]:
-    """Every registered SMT and predicate, grouped by title (``$Key``/``$Value``, Apache/Tabular names)."""
-    import smt
-
-    grouped: dict[tuple[str, str], Plugin] = {}
-    for registry, resolve in ((smt.TRANSFORMS, smt.transformation_class), (smt.PREDICATES, smt.predicate_class)):
-        for class_name in registry:
-            keys = list(config_def(resolve(class_name)).config_keys.values())
-            ident = (_section(class_name), _title(class_name))
-            plugin = grouped.get(ident)
-            if plugin is None:
-                grouped[ident] = Plugin(ident[1], ident[0], [class_name], keys)
-                continue
-            if _rows(plugin) != _rows(Plugin(plugin.title, plugin.section, [], keys)):
-                raise AssertionError(f"{class_name} declares other keys than {plugin.class_names[0]}")
-            plugin.class_names.append(class_name)
-    return sorted(grouped.values(), key=lambda p: (SECTIONS.index(p.section), p.title.lower()))
-
-
-# --- rendering --------------------------------------------------------------------------------
 
 
 def _clean(doc: str) -> str:
@@ -198,72 +143,159 @@ def _choices(validator: Any) -> str:
     return f" (one of {options}{', any case' if match.group(1) else ''})"
 
 
-def meaning(title: str, key: Any) -> str:
+def plugin_meaning(title: str, key: ConfigKey) -> str:
+    """A plugin key's meaning: an override from MEANINGS, else the doc's first sentence and the choices."""
     text = MEANINGS.get((title, key.name)) or MEANINGS.get(("*", key.name))
-    if text is None:
-        text = _first_sentence(key.doc) + _choices(key.validator)
-    return text.replace("|", "\\|")
+    return text if text is not None else _first_sentence(key.doc) + _choices(key.validator)
 
 
-def _rows(plugin: Plugin) -> list[str]:
-    return [f"| `{k.name}` | {render_default(k)} | {meaning(plugin.title, k)} |" for k in plugin.keys]
+def table(keys: Iterable[ConfigKey], meaning: Callable[[ConfigKey], str]) -> list[str]:
+    def escaped(key: ConfigKey) -> str:
+        return meaning(key).replace("|", "\\|")
+
+    rows = [f"| `{k.name}` | {render_default(k)} | {escaped(k)} |" for k in keys]
+    return ["| key | default | meaning |", "|---|---|---|", *rows]
 
 
-def render(all_plugins: Iterable[Plugin] | None = None) -> str:
-    """The generated block, markers included."""
-    all_plugins = list(plugins() if all_plugins is None else all_plugins)
-    out = [BEGIN,
-           "<!-- Generated from the CONFIG_DEFs by tests/docs/generate_config_tables.py --write; "
-           "do not edit by hand. -->",
-           ""]
+# --- plugins ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Block:
+    """One documented table: a group's keys, or one plugin's own keys."""
+
+    section: str
+    title: str
+    keys: list[ConfigKey]
+    class_names: list[str] = field(default_factory=list)
+
+    def rows(self) -> list[str]:
+        return table(self.keys, lambda k: plugin_meaning(self.title, k))
+
+
+SECTIONS = ("Kafka converters", "Confluent Schema Registry converters", "Kafka SMTs", "Predicates",
+            "Iceberg SMTs")
+
+
+def _title(class_name: str) -> str:
+    return class_name.rsplit(".", 1)[-1].split("$", 1)[0]
+
+
+def _section(class_name: str, kind: str) -> str:
+    if kind == "converter":
+        return SECTIONS[1] if class_name.startswith(CONFLUENT) else SECTIONS[0]
+    if class_name.startswith(KAFKA_PREDICATES):
+        return "Predicates"
+    return "Kafka SMTs" if class_name.startswith(KAFKA_TRANSFORMS) else "Iceberg SMTs"
+
+
+def smt_config_def(cls: type) -> ConfigDef:
+    """The ConfigDef an SMT or predicate class parses its config with (``config()`` of an instance)."""
+    try:
+        return cls().config()
+    except Exception:  # noqa: BLE001 - a plugin that needs arguments: fall back to the class attribute
+        return cls.CONFIG_DEF
+
+
+def registered() -> list[tuple[str, str, ConfigDef]]:
+    """(kind, class name, ConfigDef) of every registered converter, transformation and predicate."""
+    import converters
+    import smt
+    from connector.api.plugins import resolve_class
+
+    found = [("converter", name, resolve_class(name, converters.CONVERTERS, kind="converter").CONFIG_DEF)
+             for name in converters.CONVERTERS]
+    found += [("transformation", name, smt_config_def(smt.transformation_class(name))) for name in smt.TRANSFORMS]
+    found += [("predicate", name, smt_config_def(smt.predicate_class(name))) for name in smt.PREDICATES]
+    return found
+
+
+def blocks() -> list[Block]:
+    """The documented blocks, in section and title order; a block shared by plugins lists them all."""
+    by_id: dict[tuple[str, str], Block] = {}
+    for kind, class_name, config_def in registered():
+        section = _section(class_name, kind)
+        keys = list(config_def.config_keys.values())
+        parts: dict[str, list[ConfigKey]] = {_title(class_name): []} if not keys else {}
+        for key in keys:
+            parts.setdefault(key.group or _title(class_name), []).append(key)
+        for title, own in parts.items():
+            block = by_id.setdefault((section, title), Block(section, title, own))
+            if block.rows() != Block(section, title, own).rows():
+                raise AssertionError(f"{class_name} declares other '{title}' keys than {block.class_names[0]}")
+            block.class_names.append(class_name)
+    return sorted(by_id.values(), key=lambda b: (SECTIONS.index(b.section), b.title.lower()))
+
+
+# --- the generated blocks ---------------------------------------------------------------------
+
+
+def _plugin_tables() -> list[str]:
+    out: list[str] = []
     section = None
-    for plugin in all_plugins:
-        if plugin.section != section:
-            section = plugin.section
+    for block in blocks():
+        if block.section != section:
+            section = block.section
             out += [f"### {section}", ""]
-        out += [f"#### {plugin.title}", "", ", ".join(f"`{n}`" for n in plugin.class_names), ""]
-        if plugin.keys:
-            out += ["| key | default | meaning |", "|---|---|---|", *_rows(plugin), ""]
-        else:
-            out += ["No settings.", ""]
-    out.append(END)
-    return "\n".join(out)
+        out += [f"#### {block.title}", "", ", ".join(f"`{n}`" for n in block.class_names), ""]
+        out += [*block.rows(), ""] if block.keys else ["No settings.", ""]
+    return out[:-1]
 
 
-def current_block(text: str) -> str:
-    """The generated block as it stands in ``text`` (markers included)."""
-    start = text.index(BEGIN)
-    end = text.index(END, start) + len(END)
-    return text[start:end]
+def _connect_table() -> list[str]:
+    from connector.config.connect_config import CONNECT_CONFIG
+
+    return table(CONNECT_CONFIG.config_keys.values(), lambda k: k.doc)
+
+
+def _iceberg_table() -> list[str]:
+    from connector.config.iceberg_config import ICEBERG_CONFIG
+
+    return table(ICEBERG_CONFIG.config_keys.values(), lambda k: k.doc)
+
+
+GENERATORS: dict[str, Callable[[], list[str]]] = {
+    "connect-config": _connect_table,
+    "iceberg-config": _iceberg_table,
+    "plugin-config": _plugin_tables,
+}
+
+
+def begin_marker(name: str) -> str:
+    return f"<!-- generated: {name} -->"
+
+
+def render(name: str) -> str:
+    """The generated block ``name``, markers included."""
+    note = "<!-- Generated from the ConfigDefs by python -m connector.config.docs; do not edit by hand. -->"
+    return "\n".join([begin_marker(name), note, "", *GENERATORS[name](), "", END])
 
 
 def refresh(text: str) -> str:
-    block = current_block(text)
-    return text.replace(block, render(), 1)
+    """``text`` with every generated block rendered anew."""
+    for name in GENERATORS:
+        start = text.index(begin_marker(name))
+        end = text.index(END, start) + len(END)
+        text = text[:start] + render(name) + text[end:]
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="refresh the block in docs/configuration.md")
-    mode.add_argument("--check", action="store_true", help="exit 1 when the block in the doc is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the doc is stale, change nothing")
+    parser.add_argument("--doc", type=Path, default=DOC, help=f"the doc to refresh (default {DOC})")
     args = parser.parse_args(argv)
-    if not (args.write or args.check):
-        print(render())
-        return 0
-    text = DOC.read_text(encoding="utf-8")
+    text = args.doc.read_text(encoding="utf-8")
     updated = refresh(text)
-    if args.check:
-        if updated != text:
-            print(f"{DOC} is stale: run python tests/docs/generate_config_tables.py --write", file=sys.stderr)
-            return 1
+    if updated == text:
         return 0
-    if updated != text:
-        DOC.write_text(updated, encoding="utf-8")
-        print(f"updated {DOC}")
+    if args.check:
+        print(f"{args.doc} is stale: run python -m connector.config.docs", file=sys.stderr)
+        return 1
+    args.doc.write_text(updated, encoding="utf-8")
+    print(f"updated {args.doc}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     sys.exit(main())

@@ -24,18 +24,17 @@ failing record (docs/schema-evolution.md).
 from __future__ import annotations
 
 import bisect
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterator
 
 import converters
 from connector.api.errors import ConnectException, DataException
+from connector.api.lru import LRUCache
 from connector.api.record import Header, SinkRecord, TimestampType
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from connector.api.schema import Schema
-
     from connector.config.sink_config import SinkConfig
 
 JSON_CONVERTER_NAMES = ("org.apache.kafka.connect.json.JsonConverter", "JsonConverter", "Json")
@@ -78,7 +77,7 @@ class RegistrySchemaIds:
 
     def __init__(self) -> None:
         self._runs: dict[tuple[str, int], _Runs] = {}
-        self._schemas: OrderedDict[Schema, tuple[str, int]] = OrderedDict()
+        self._schemas: LRUCache[Schema, tuple[str, int]] = LRUCache(self.MAX_SCHEMAS)
         self._last_schema: Schema | None = None
 
     def record(self, topic: str, partition: int, offset: int, schema_id: int | None,
@@ -99,10 +98,7 @@ class RegistrySchemaIds:
         runs.last = offset
         if schema is not None and schema_id is not None and schema is not self._last_schema:
             self._last_schema = schema
-            self._schemas[schema] = (topic, schema_id)
-            self._schemas.move_to_end(schema)
-            if len(self._schemas) > self.MAX_SCHEMAS:
-                self._schemas.popitem(last=False)
+            self._schemas.put(schema, (topic, schema_id))
 
     def get(self, topic: str | None, partition: int | None, offset: int | None) -> int | None:
         """The schema id recorded for a value, or None (not recorded, null, or not registry-framed)."""

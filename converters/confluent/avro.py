@@ -37,6 +37,7 @@ from typing import Any
 import fastavro
 
 from connector.api.errors import DataException
+from connector.api.lru import LRUCache
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
@@ -44,7 +45,7 @@ from converters.confluent.avro_data import (
     AvroData, AvroSchema, Branch, CompiledSchema, compile_schema, is_connect_union,
     parse_schema, resolve_datum)
 from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter, SchemaRegistryException, config_int)
+    RegisteredSchema, RegistryConverter, SchemaRegistryException, config_int)
 
 
 @dataclass

@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector.api.errors import ConfigException, DataException
+from connector.api.lru import LRUCache
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.json_schema_data import (
     JsonSchemaData, JsonSchemaDocument, dumps_json, loads_json)
 from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter, config_bool)
+    RegisteredSchema, RegistryConverter, config_bool)
 
 
 @dataclass

@@ -10,14 +10,13 @@ DataException, as is writing a value of another type.
 from __future__ import annotations
 
 import abc
-
 import struct
 from typing import Any, Mapping
 
 from connector.api.errors import DataException
+from connector.api.java.numbers import to_float32, wrap_int
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema, Type
-from connector.api.values import to_float32, wrap_int
 from converters.base import CONVERTER_CONFIG, Converter, HeaderConverter, Headers, with_converter_type
 
 __all__ = [

@@ -15,10 +15,14 @@ from typing import Any, Callable, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigKey, ConfigType
 from connector.api.errors import ConfigException
+from connector.api.java.numbers import (
+    decimal_to_string,
+    double_to_string,
+    float_to_string,
+)
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
-from connector.api.values import java_decimal_to_string, java_double_to_string, java_float_to_string
 from converters.base import (
     CONVERTER_CONFIG,
     CONVERTER_TYPE_CONFIG,
@@ -101,9 +105,9 @@ def _java_to_string(value: Any, schema: Schema | None, charset: _Charset) -> str
         return "true" if value else "false"
     if isinstance(value, float):
         is_float32 = schema is not None and schema.type is Type.FLOAT32
-        return java_float_to_string(value) if is_float32 else java_double_to_string(value)
+        return float_to_string(value) if is_float32 else double_to_string(value)
     if isinstance(value, decimal.Decimal):
-        return java_decimal_to_string(value)
+        return decimal_to_string(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         # Java would print the array's identity ("[B@1b6d3586"); the text is more useful.
         return charset.decode(bytes(value))

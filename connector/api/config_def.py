@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from connector.api.errors import ConfigException
 from connector.api.java.regex import compile_java_regex
-from connector.api.java.strings import class_name, java_str, java_trim
+from connector.api.java.strings import class_name, java_trim
+from connector.api.java.value_of import java_str
 
 # ======================================================================================
 # Config declaration and parsing (org.apache.kafka.common.config.ConfigDef)

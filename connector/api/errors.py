@@ -8,6 +8,8 @@ way Connect does.
 
 from __future__ import annotations
 
+from connector.api.java.value_of import java_str
+
 
 class ConnectException(Exception):
     """Base class of every error raised by Connect-style code."""
@@ -52,18 +54,7 @@ class ConfigException(ConnectException):
         if message is None and value is None:
             text = name_or_message
         else:
-            text = f"Invalid value {_java_text(value)} for configuration {name_or_message}"
+            text = f"Invalid value {java_str(value)} for configuration {name_or_message}"
             if message:
                 text += f": {message}"
         super().__init__(text)
-
-
-def _java_text(value: object) -> str:
-    """A config value as Kafka prints it (``String.valueOf``): null, true, [a, b]."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_java_text(v) for v in value) + "]"
-    return str(value)

@@ -22,9 +22,8 @@ Python values differ:
 * ``parse_string("null")`` returns ``SchemaAndValue(None, None)`` where Kafka
   returns a null reference; every caller treats the two alike.
 
-The module also holds the Java number semantics the converters share: Java's
-``Double.toString``/``Float.toString``/``BigDecimal.toString`` renderings,
-float32 rounding, and narrowing casts.
+Java's number semantics (casts, parsing, ``toString``) come from
+:mod:`connector.api.java.numbers`.
 """
 
 from __future__ import annotations
@@ -34,11 +33,22 @@ import datetime as _dt
 import decimal as _decimal
 import math
 import re
-import struct
-from fractions import Fraction
 from typing import Any, Callable
 
 from connector.api.errors import DataException
+from connector.api.java.numbers import (
+    NumberFormatError,
+    decimal_to_string,
+    double_to_string,
+    exact_to_float32,
+    float_to_string,
+    java_double_value,
+    java_long_value,
+    parse_big_decimal,
+    to_float32,
+    wrap_int,
+)
+from connector.api.java.strings import java_trim
 from connector.api.logical import EPOCH, MILLIS_PER_DAY
 from connector.api.logical import Date as _Date
 from connector.api.logical import Decimal as _DecimalType
@@ -61,9 +71,7 @@ __all__ = [
     "convert_to_short", "convert_to_integer", "convert_to_long", "convert_to_float",
     "convert_to_double", "convert_to_list", "convert_to_map", "convert_to_struct",
     "convert_to_date", "convert_to_time", "convert_to_timestamp", "convert_to_decimal",
-    "infer_schema", "escape", "format_date", "encode_temporal", "java_trim", "is_blank", "wrap_int",
-    "to_float32", "decimal_to_float32", "java_double_to_string", "java_float_to_string",
-    "java_decimal_to_string", "parse_java_decimal", "java_long_value", "java_double_value",
+    "infer_schema", "escape", "format_date", "encode_temporal", "is_blank",
 ]
 
 _NULL = SchemaAndValue(None, None)
@@ -76,20 +84,7 @@ _NULL_VALUE = "null"
 _NULL_REQUIRED = "Unable to convert a null value to a schema that requires a value"
 
 
-# ======================================================================================
-# Java number semantics
-# ======================================================================================
-
-_JAVA_WHITESPACE = "".join(chr(c) for c in range(0x21))
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103  # float32 max plus half an ulp: rounds to infinity
-# BigDecimal(String): optional sign, digits with an optional point, optional exponent.
-_JAVA_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-
-
-def java_trim(text: str) -> str:
-    """``String.trim``: strips every character up to U+0020, and nothing else."""
-    return text.strip(_JAVA_WHITESPACE)
 
 
 def is_blank(text: str | None) -> bool:
@@ -97,164 +92,17 @@ def is_blank(text: str | None) -> bool:
     return text is None or java_trim(text) == ""
 
 
-def wrap_int(value: int, bits: int) -> int:
-    """A Java narrowing cast of an integer to a ``bits``-wide signed type (keeps the low bits)."""
-    half = 1 << (bits - 1)
-    return ((value + half) % (1 << bits)) - half
-
-
-def to_float32(value: float) -> float:
-    """Java's ``(float) double``: the nearest float32, as a Python float."""
-    if math.isnan(value) or math.isinf(value):
-        return value
-    if abs(value) >= _FLOAT32_OVERFLOW:
-        return math.copysign(math.inf, value)
-    return struct.unpack(">f", struct.pack(">f", value))[0]
-
-
-def _float32_neighbour(value: float, towards: float) -> float:
-    bits = struct.unpack(">i", struct.pack(">f", value))[0]
-    step = 1 if (towards > value) == (value >= 0) else -1
-    if value == 0:
-        bits, step = (0 if towards > 0 else -(2**31)), 1
-    return struct.unpack(">f", struct.pack(">i", bits + step))[0]
-
-
-def decimal_to_float32(value: _decimal.Decimal) -> float:
-    """``BigDecimal.floatValue``: the float32 nearest to the exact decimal.
-
-    Rounding first to a double and then to a float32 is only wrong when the
-    double lands exactly halfway between two float32s; that case is settled
-    by comparing with the exact value.
-    """
-    as_double = float(value)
-    result = to_float32(as_double)
-    if result == as_double or math.isinf(result) or math.isnan(result):
-        return result
-    other = _float32_neighbour(result, as_double)
-    midpoint = (result + other) / 2
-    if midpoint != as_double or math.isinf(other):
-        return result
-    exact, mid = Fraction(value), Fraction(midpoint)
-    if exact == mid:
-        return result  # a true tie: to_float32 already rounded half to even
-    return other if (exact > mid) == (other > result) else result
-
-
-def _digits_and_exponent(text: str) -> tuple[str, int]:
-    """Significant digits (no trailing zeros) and the decimal exponent of the first one."""
-    sign, digits, exponent = _decimal.Decimal(text).as_tuple()
-    chars = "".join(map(str, digits)).rstrip("0") or "0"
-    return chars, len(digits) - 1 + exponent  # type: ignore[operator]
-
-
-def _java_render(negative: bool, digits: str, exponent: int) -> str:
-    """``Double.toString`` layout: plain for 1e-3 <= |x| < 1e7, else ``d.dddE<n>``."""
-    sign = "-" if negative else ""
-    if -3 <= exponent < 7:
-        if exponent >= 0:
-            whole = digits[: exponent + 1].ljust(exponent + 1, "0")
-            fraction = digits[exponent + 1:] or "0"
-        else:
-            whole, fraction = "0", "0" * (-exponent - 1) + digits
-        return f"{sign}{whole}.{fraction}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
-
-
-def _java_special(value: float) -> str | None:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    return None
-
-
-def java_double_to_string(value: float) -> str:
-    """``Double.toString`` (JDK 19+: the shortest decimal that rounds back to ``value``)."""
-    special = _java_special(value)
-    if special is not None:
-        return special
-    digits, exponent = _digits_and_exponent(repr(abs(value)))
-    if len(digits) == 1:
-        # Java picks the closest decimal of length 2 when one digit would do (4.9E-324).
-        digits, exponent = _digits_and_exponent(f"{abs(value):.1e}")
-    return _java_render(value < 0, digits, exponent)
-
-
-def java_float_to_string(value: float) -> str:
-    """``Float.toString`` of ``value`` rounded to float32."""
-    value = to_float32(value)
-    special = _java_special(value)
-    if special is not None:
-        return special
-    magnitude = abs(value)
-    for precision in range(1, 10):
-        text = f"{magnitude:.{precision - 1}e}"
-        if decimal_to_float32(_decimal.Decimal(text)) == magnitude:
-            break
-    if precision == 1:
-        text = f"{magnitude:.1e}"
-    digits, exponent = _digits_and_exponent(text)
-    return _java_render(value < 0, digits, exponent)
-
-
-def java_decimal_to_string(value: _decimal.Decimal) -> str:
-    """``BigDecimal.toString``; Python's scientific-string rules are the same, minus ``-0``."""
-    if value.is_zero() and value.is_signed():
-        value = value.copy_abs()
-    return str(value)
-
-
-def parse_java_decimal(text: str) -> _decimal.Decimal | None:
-    """``new BigDecimal(text)``, or None where Java throws ``NumberFormatException``."""
-    if not _JAVA_DECIMAL.fullmatch(text):
-        return None
-    return _decimal.Decimal(text)
-
-
-def _double_to_long(value: float) -> int:
-    """Java's ``(long) double``: truncation, saturating, NaN → 0."""
-    if math.isnan(value):
-        return 0
-    if value >= 2.0**63:
-        return _LONG_MAX
-    if value <= -(2.0**63):
-        return _LONG_MIN
-    return int(value)
-
-
-def _int_to_double(value: int) -> float:
-    try:
-        return float(value)
-    except OverflowError:  # BigInteger.doubleValue saturates to infinity
-        return math.inf if value > 0 else -math.inf
-
-
 def _is_number(value: Any) -> bool:
     """``instanceof Number``: Java's Boolean is not a number, Python's bool is an int."""
     return isinstance(value, (int, float, _decimal.Decimal)) and not isinstance(value, bool)
 
 
-def java_long_value(value: int | float | _decimal.Decimal) -> int:
-    """``Number.longValue`` for an int, float or Decimal."""
-    if isinstance(value, float):
-        return _double_to_long(value)
-    if isinstance(value, _decimal.Decimal):
-        if not value.is_finite():
-            raise DataException(f"Unable to convert {value} (Decimal) to a number")
-        if value.as_tuple().exponent >= 64:  # type: ignore[operator]
-            return 0  # a multiple of 10**64 is one of 2**64: its low 64 bits are zero
-        value = int(value)  # BigDecimal.longValue: truncate, then keep the low 64 bits
-    return wrap_int(value, 64)
-
-
-def java_double_value(value: int | float | _decimal.Decimal) -> float:
-    """``Number.doubleValue`` for an int, float or Decimal."""
-    if isinstance(value, int):
-        return _int_to_double(value)
-    return float(value)
+def _parse_big_decimal(text: str) -> _decimal.Decimal | None:
+    """``new BigDecimal(text)``, or None where Java throws ``NumberFormatException``."""
+    try:
+        return parse_big_decimal(text)
+    except NumberFormatError:
+        return None
 
 
 # ======================================================================================
@@ -356,9 +204,11 @@ def _cannot_convert(value: Any, target: object) -> DataException:
 def _as_long(value: Any, from_schema: Schema | None) -> int:
     """``Values.asLong``: numbers, numeric text, or temporal values of a logical schema."""
     if _is_number(value):
+        if isinstance(value, _decimal.Decimal) and not value.is_finite():
+            raise _cannot_convert(value, "a number")  # no BigDecimal is NaN or infinite
         return java_long_value(value)
     if isinstance(value, str):
-        parsed = parse_java_decimal(value)
+        parsed = _parse_big_decimal(value)
         if parsed is not None:
             return java_long_value(parsed)
     if from_schema is not None:
@@ -375,7 +225,7 @@ def _as_double(value: Any, from_schema: Schema | None) -> float:
     if _is_number(value):
         return java_double_value(value)
     if isinstance(value, str):
-        parsed = parse_java_decimal(value)
+        parsed = _parse_big_decimal(value)
         if parsed is not None:
             return float(parsed)
     return float(_as_long(value, from_schema))
@@ -461,9 +311,9 @@ def _append(parts: list[str], value: Any, embedded: bool, schema: Schema | None)
         parts.append(str(value))
     elif isinstance(value, float):
         is_float32 = schema is not None and schema.type is Type.FLOAT32
-        parts.append(java_float_to_string(value) if is_float32 else java_double_to_string(value))
+        parts.append(float_to_string(value) if is_float32 else double_to_string(value))
     elif isinstance(value, _decimal.Decimal):
-        parts.append(java_decimal_to_string(value))
+        parts.append(decimal_to_string(value))
     elif isinstance(value, str):
         parts.append(f'"{escape(value)}"' if embedded else value)
     elif isinstance(value, (bytes, bytearray, memoryview)):
@@ -604,9 +454,9 @@ def _convert_to_decimal(to_schema: Schema, value: Any) -> _decimal.Decimal:
         return value
     if _is_number(value):
         # BigDecimal.valueOf(double) goes through Double.toString, so 1 becomes 1.0.
-        return _decimal.Decimal(java_double_to_string(java_double_value(value)))
+        return _decimal.Decimal(double_to_string(java_double_value(value)))
     if isinstance(value, str):
-        parsed = parse_java_decimal(value)
+        parsed = _parse_big_decimal(value)
         if parsed is None:
             raise _cannot_convert(value, repr(to_schema))
         return parsed
@@ -941,14 +791,14 @@ def _parse_as_exact_integer(number: _decimal.Decimal) -> SchemaAndValue | None:
 
 
 def _parse_as_number(token: str) -> SchemaAndValue | None:
-    number = parse_java_decimal(token)
+    number = _parse_big_decimal(token)
     if number is None:
         return None
     exact = _parse_as_exact_integer(number)
     if exact is not None:
         return exact
     scale = -number.as_tuple().exponent  # type: ignore[operator]
-    as_float = decimal_to_float32(number)
+    as_float = exact_to_float32(number)
     if not math.isinf(as_float) and scale != 0:
         return SchemaAndValue(Schema.FLOAT32_SCHEMA, as_float)
     as_double = float(number)

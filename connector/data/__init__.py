@@ -14,6 +14,6 @@ Runs inside Spark tasks and on the driver but never imports Spark.
 ``coercion``           single-value coercions of the sink's RecordConverter
 ``value_converters``   per-Iceberg-type converters (nested types, evolution hooks)
 ``temporal``           Java-compatible date/time/timestamp parsing
-``java_text``          Java/Jackson-compatible text of numbers and values
+``java_text``          Jackson-compatible JSON of the values written to string columns
 =====================  ==========================================================
 """

@@ -46,9 +46,11 @@ from pyiceberg.types import (
 )
 
 from connector.api.errors import DataException
+from connector.api.java.numbers import double_to_string
+from connector.api.java.value_of import java_str
 from connector.api.struct import Struct
 from connector.data import temporal
-from connector.data.java_text import connect_json, jackson_json, java_double_text, java_scalar_text
+from connector.data.java_text import connect_json, jackson_json
 
 Coercer = Callable[[Any], Any]
 
@@ -161,7 +163,7 @@ def _as_big_decimal(value: Any) -> decimal.Decimal:
         raise DataException(f"Cannot convert {number} to decimal")
     if number == math.floor(number):
         return decimal.Decimal(int(number))  # BigDecimal.valueOf(longValue())
-    return decimal.Decimal(java_double_text(number))  # BigDecimal.valueOf(double)
+    return decimal.Decimal(double_to_string(number))  # BigDecimal.valueOf(double)
 
 
 def to_decimal(value: Any, precision: int, scale: int) -> decimal.Decimal:
@@ -190,7 +192,7 @@ def to_string(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool) or _is_number(value):
-        return java_scalar_text(value)
+        return java_str(value)
     if isinstance(value, (dict, list, tuple)):
         return jackson_json(value)
     if isinstance(value, Struct):

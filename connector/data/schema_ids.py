@@ -20,9 +20,9 @@ task pipeline and travels explicitly to what reads it:
 from __future__ import annotations
 
 import bisect
-from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class RegistrySchemaIds:
 
     def __init__(self) -> None:
         self._runs: dict[tuple[str, int], _Runs] = {}
-        self._schemas: OrderedDict[Schema, tuple[str, int]] = OrderedDict()
+        self._schemas: LRUCache[Schema, tuple[str, int]] = LRUCache(self.MAX_SCHEMAS)
         self._last_schema: Schema | None = None
 
     def record(self, topic: str, partition: int, offset: int, schema_id: int | None,
@@ -75,10 +75,7 @@ class RegistrySchemaIds:
         runs.last = offset
         if schema is not None and schema_id is not None and schema is not self._last_schema:
             self._last_schema = schema
-            self._schemas[schema] = (topic, schema_id)
-            self._schemas.move_to_end(schema)
-            if len(self._schemas) > self.MAX_SCHEMAS:
-                self._schemas.popitem(last=False)
+            self._schemas.put(schema, (topic, schema_id))
 
     def get(self, topic: str | None, partition: int | None, offset: int | None) -> int | None:
         """The schema id recorded for a value, or None (not recorded, null, or not registry-framed)."""

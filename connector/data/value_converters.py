@@ -16,7 +16,6 @@ evolved from their schema by the record converter instead.
 from __future__ import annotations
 
 import abc
-
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -45,10 +44,10 @@ from pyiceberg.types import (
 )
 
 from connector.api.errors import DataException
+from connector.api.java.numbers import float_to_string
 from connector.api.schema import Field, Schema, Type
 from connector.api.struct import Struct
 from connector.data.coercion import primitive_coercer, to_string
-from connector.data.java_text import java_float_text
 from connector.data.schema_update import SchemaUpdates
 from connector.data.temporal import MICROS_PER_DAY
 from connector.data.type_mapping import infer_iceberg_type
@@ -218,7 +217,7 @@ class PrimitiveConverter(ValueConverter):
 
 
 def _float32_text(value: Any) -> str:
-    return java_float_text(value) if isinstance(value, float) else to_string(value)
+    return float_to_string(value) if isinstance(value, float) else to_string(value)
 
 
 class StructConverter(ValueConverter):

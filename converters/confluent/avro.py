@@ -38,6 +38,7 @@ import fastavro
 
 from connector.api.config_def import ConfigType
 from connector.api.errors import DataException
+from connector.api.lru import LRUCache
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
@@ -45,7 +46,7 @@ from converters.confluent.avro_data import (
     AVRO_DATA_CONFIG, AvroData, AvroSchema, Branch, CompiledSchema, compile_schema, is_connect_union,
     parse_schema, resolve_datum)
 from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter, SchemaRegistryException)
+    RegisteredSchema, RegistryConverter, SchemaRegistryException)
 from converters.confluent.serde_config import SERDE_CONFIG
 
 

@@ -58,6 +58,7 @@ from typing import Any, Mapping
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
+from connector.api.lru import LRUCache
 from connector.api.schema import Field, Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 
@@ -590,7 +591,6 @@ class AvroData:
         self.ignore_default_for_nullables = ignore_default_for_nullables
         self.flatten_singleton_unions = flatten_singleton_unions
         self.allow_optional_map_keys = allow_optional_map_keys
-        from converters.confluent.registry_client import LRUCache
 
         self._from_connect_cache = LRUCache(cache_size)
         self._union_index = 0

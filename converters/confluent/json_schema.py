@@ -26,13 +26,14 @@ from typing import Any, Mapping
 
 from connector.api.config_def import ConfigType
 from connector.api.errors import ConfigException, DataException
+from connector.api.lru import LRUCache
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.json_schema_data import (
     JSON_SCHEMA_DATA_CONFIG, JsonSchemaData, JsonSchemaDocument, dumps_json, loads_json)
 from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter)
+    RegisteredSchema, RegistryConverter)
 from converters.confluent.serde_config import SERDE_CONFIG
 
 

@@ -57,6 +57,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from connector.api.errors import ConfigException, DataException
+from connector.api.lru import LRUCache
 from converters.base import Converter
 from converters.confluent.serde_config import (
     CLIENT_CONFIG,
@@ -168,41 +169,6 @@ class RegisteredSchema:
             return int(value) if value is not None else None
         except (TypeError, ValueError):
             return None
-
-
-class LRUCache:
-    """A small thread-safe LRU map."""
-
-    def __init__(self, capacity: int):
-        self.capacity = max(1, int(capacity))
-        self._data: "collections.OrderedDict[Any, Any]" = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        with self._lock:
-            try:
-                self._data.move_to_end(key)
-                return self._data[key]
-            except KeyError:
-                return default
-
-    def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.capacity:
-                self._data.popitem(last=False)
-
-    def __contains__(self, key: Any) -> bool:
-        with self._lock:
-            return key in self._data
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
 
 
 # --- configuration helpers ----------------------------------------------------------------------

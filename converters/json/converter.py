@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from connector.api.errors import DataException
+from connector.api.java import jackson
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.base import Converter, HeaderConverter, Headers, with_converter_type
-from converters.json import jackson
 from converters.json.config import CONFIG_DEF, JsonConverterConfig
 from converters.json.data_json import to_connect, to_json
 from converters.json.schema_json import SchemaTranslator

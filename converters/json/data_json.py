@@ -14,11 +14,12 @@ import decimal
 from typing import Any, Callable
 
 from connector.api.errors import DataException
+from connector.api.java import jackson
+from connector.api.java.numbers import to_float32, wrap_int
 from connector.api.logical import Date, Decimal, Time, Timestamp
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
-from connector.api.values import encode_temporal, to_float32, wrap_int
-from converters.json import jackson
+from connector.api.values import encode_temporal
 from converters.json.config import DecimalFormat, JsonConverterConfig
 
 __all__ = ["to_json", "to_connect"]

@@ -19,12 +19,12 @@ import json
 from typing import Any, NamedTuple
 
 from connector.api.errors import DataException
+from connector.api.java import jackson
+from connector.api.java.numbers import wrap_int
+from connector.api.lru import LRUCache
 from connector.api.schema import Schema, SchemaBuilder, Type
-from connector.api.values import wrap_int
-from converters.json import jackson
 from converters.json.config import JsonConverterConfig
 from converters.json.data_json import to_connect, to_json
-from converters.json.lru import LRUCache
 
 __all__ = ["SchemaTranslator", "TYPE_NAMES"]
 

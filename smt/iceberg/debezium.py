@@ -12,6 +12,7 @@ import logging
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
+from connector.api.java.value_of import java_str
 from connector.api.logical import Timestamp
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
@@ -29,7 +30,6 @@ from smt.iceberg._util import (
     OP_DELETE,
     OP_INSERT,
     OP_UPDATE,
-    string_value_of,
     struct_get,
 )
 
@@ -75,7 +75,7 @@ class DebeziumTransform(Transformation):
 
     def _apply_with_schema(self, record: SinkRecord) -> SinkRecord:
         value = require_struct(record.value, "Debezium transform")
-        op = map_operation(string_value_of(_required(struct_get(value, "op"), "op", record)))
+        op = map_operation(java_str(_required(struct_get(value, "op"), "op", record)))
 
         image = "before" if op == OP_DELETE else "after"
         image_field = value.schema.field(image)
@@ -140,13 +140,13 @@ class DebeziumTransform(Transformation):
         else:
             # Debezium MongoDB names the collection (after MongoDebeziumTransform).
             table = struct_get(source, "collection")
-        return string_value_of(db), string_value_of(table)
+        return java_str(db), java_str(table)
 
     # --- schemaless ----------------------------------------------------------------
 
     def _apply_schemaless(self, record: SinkRecord) -> SinkRecord | None:
         value = require_map(record.value, "Debezium transform")
-        op = map_operation(string_value_of(_required(value.get("op"), "op", record)))
+        op = map_operation(java_str(_required(value.get("op"), "op", record)))
         payload = value.get("before" if op == OP_DELETE else "after")
         if not isinstance(payload, dict):
             LOG.debug("Unable to transform Debezium record, payload is not a map, skipping")
@@ -159,7 +159,7 @@ class DebeziumTransform(Transformation):
         else:
             db = source.get("db")
         table = source["table"] if source.get("table") is not None else source.get("collection")
-        db, table = string_value_of(db), string_value_of(table)
+        db, table = java_str(db), java_str(table)
         cdc[COL_SOURCE] = f"{db}.{table}"
         cdc[COL_TARGET] = self._target(db, table)
         if isinstance(record.key, dict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from connector.api.errors import DataException
+from connector.api.java.value_of import java_str
 from connector.api.record import SinkRecord
 from smt.base import Transformation, require_map
 from smt.iceberg._util import (
@@ -22,7 +23,6 @@ from smt.iceberg._util import (
     OP_DELETE,
     OP_INSERT,
     OP_UPDATE,
-    string_value_of,
 )
 
 LOG = logging.getLogger(__name__)
@@ -60,9 +60,9 @@ class DmsTransform(Transformation):
         if operation is None:
             raise DataException(f"DMS record has no metadata.operation ({record.describe()})")
         cdc = {
-            COL_OP: map_operation(string_value_of(operation)),
+            COL_OP: map_operation(java_str(operation)),
             COL_TS: metadata.get("timestamp"),
-            COL_SOURCE: f"{string_value_of(metadata.get('schema-name'))}.{string_value_of(metadata.get('table-name'))}",
+            COL_SOURCE: f"{java_str(metadata.get('schema-name'))}.{java_str(metadata.get('table-name'))}",
         }
         new_value = dict(data)
         new_value[COL_CDC] = cdc

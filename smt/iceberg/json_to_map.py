@@ -8,7 +8,7 @@ text), so irregular JSON does not explode into columns. With
 ``json.root=true`` the whole object becomes one ``payload`` map field.
 
 The module-level functions mirror the Java ``JsonToMapUtils`` helpers and
-work on the node model of :mod:`smt.iceberg._jackson`.
+work on the node model of :mod:`connector.api.java.jackson`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,19 @@ from typing import Any
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
+from connector.api.java.jackson import (
+    MISSING,
+    Float32,
+    JsonReadError,
+    node_kind,
+    read_text,
+    write_text,
+)
 from connector.api.logical import Decimal
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 from smt.base import Transformation
-from smt.iceberg._jackson import MISSING, Float32, node_kind, parse, to_json_text
 
 __all__ = [
     "JsonToMapTransform", "JsonToMapException", "JSON_LEVEL", "Float32", "MISSING",
@@ -71,8 +78,8 @@ _KIND_TO_SCHEMA: dict[str, Schema] = {
 
 
 def parse_json(text: str) -> Any:
-    """Parse ``text`` as Jackson would (see :func:`smt.iceberg._jackson.parse`)."""
-    return parse(text)
+    """Parse ``text`` as a default ``ObjectMapper`` reads a tree (floats as doubles)."""
+    return read_text(text)
 
 
 def add_field(key: str, node: Any, builder: SchemaBuilder) -> None:
@@ -208,7 +215,7 @@ def populate_map(node: Any, acc: dict) -> dict:
 
 
 def _node_to_text(node: Any) -> str:
-    return node if isinstance(node, str) else to_json_text(node)
+    return node if isinstance(node, str) else write_text(node)
 
 
 class JsonToMapTransform(Transformation):
@@ -234,8 +241,8 @@ class JsonToMapTransform(Transformation):
         if not isinstance(record.value, str):
             raise JsonToMapException("record value is not a string, use StringConverter")
         try:
-            obj = parse(record.value)
-        except (ValueError, RecursionError) as exc:
+            obj = read_text(record.value)
+        except JsonReadError as exc:
             raise JsonToMapException(
                 f"record.value is not valid json for record.value: {_record_details(record)}"
             ) from exc

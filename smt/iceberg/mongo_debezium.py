@@ -19,13 +19,14 @@ import logging
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
+from connector.api.java.value_of import java_str
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.base import Transformation, require_struct
 from smt.iceberg._bson import BsonValue, parse_document
 from smt.iceberg._mongo_converter import ArrayEncoding, MongoDataConverter
-from smt.iceberg._util import string_value_of, struct_get
+from smt.iceberg._util import struct_get
 
 LOG = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class MongoDebeziumTransform(Transformation):
         key_id = struct_get(key, "id")
         if key_id is None:
             raise DataException(f"Debezium MongoDB key has no id ({record.describe()})")
-        key_doc = parse_document("{ \"id\" : " + string_value_of(key_id) + "}")
+        key_doc = parse_document("{ \"id\" : " + java_str(key_id) + "}")
 
         before_doc = parse_document(str(before_text)) if before_text is not None else None
         if after_text is None and update_description is not None:

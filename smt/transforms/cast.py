@@ -16,15 +16,25 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import decimal as _decimal
-import math
-import re
-import struct as _struct
 from typing import Any
 
 from connector.api.config_def import ConfigDef, ConfigType, lambda_validator
 from connector.api.errors import ConfigException, DataException
 from connector.api.java.dateformat import JavaDateFormat
-from connector.api.java.strings import class_name, java_split, java_trim
+from connector.api.java.numbers import (
+    NumberFormatError,
+    double_to_int,
+    double_to_long,
+    double_to_string,
+    exact_to_float32,
+    float_to_string,
+    int_to_double,
+    parse_double,
+    parse_integer,
+    to_float32,
+    wrap_int,
+)
+from connector.api.java.strings import class_name, java_split
 from connector.api.logical import Date, Time, Timestamp
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
@@ -122,59 +132,6 @@ def _validate_spec(name: str, value: Any) -> None:
 # Java number semantics
 # ---------------------------------------------------------------------------------------
 
-_FLOAT32_MAX = 3.4028234663852886e38
-
-
-def _wrap(value: int, bits: int) -> int:
-    mask = (1 << bits) - 1
-    value &= mask
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
-def _double_to_long(value: float) -> int:
-    # (long) d: NaN -> 0, saturating at the long range, truncation toward zero.
-    if math.isnan(value):
-        return 0
-    if value >= 2.0**63:
-        return 2**63 - 1
-    if value <= -(2.0**63):
-        return -(2**63)
-    return int(value)
-
-
-def _double_to_int(value: float) -> int:
-    if math.isnan(value):
-        return 0
-    if value >= 2.0**31 - 1:
-        return 2**31 - 1
-    if value <= -(2.0**31):
-        return -(2**31)
-    return int(value)
-
-
-def to_float32(value: float) -> float:
-    """Round a double to the nearest float32 (``(float) d``), as a Python float."""
-    try:
-        return _struct.unpack("f", _struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
-
-
-def _int_to_float32(value: int) -> float:
-    # (float) long: one correctly rounded step (a detour through double could round twice).
-    if abs(value) < 2**53:
-        return to_float32(float(value))
-    shift = abs(value).bit_length() - 24
-    mantissa, remainder = divmod(abs(value), 1 << shift)
-    half = 1 << (shift - 1)
-    if remainder > half or (remainder == half and mantissa & 1):
-        mantissa += 1
-    result = float(mantissa << shift)
-    if result > _FLOAT32_MAX:
-        result = math.inf
-    return -result if value < 0 else result
-
-
 def _number_kind(value: Any) -> str | None:
     if isinstance(value, bool):
         return None
@@ -195,43 +152,13 @@ def _integral(value: Any, bits: int) -> int:
     """
     kind = _number_kind(value)
     if kind in ("int", "decimal"):
-        return _wrap(int(value), bits)
+        return wrap_int(int(value), bits)
     if bits == 64:
-        return _double_to_long(value)
-    return _wrap(_double_to_int(value), bits)
+        return double_to_long(value)
+    return wrap_int(double_to_int(value), bits)
 
 
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
-_JAVA_FLOAT = re.compile(
-    r"[+-]?(?:NaN|Infinity|"
-    r"(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|"
-    r"0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)"
-)
 _BITS = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
-
-
-class _NumberFormat(ValueError):
-    """Java's NumberFormatException."""
-
-
-def _parse_java_integer(text: str, bits: int) -> int:
-    if not _JAVA_INTEGER.fullmatch(text):
-        raise _NumberFormat(text)
-    value = int(text)
-    if not -(1 << (bits - 1)) <= value < (1 << (bits - 1)):
-        raise _NumberFormat(text)
-    return value
-
-
-def _parse_java_double(text: str) -> float:
-    trimmed = java_trim(text)
-    if not _JAVA_FLOAT.fullmatch(trimmed):
-        raise _NumberFormat(text)
-    body = trimmed if trimmed.endswith(("NaN", "Infinity")) else trimmed.rstrip("fFdD")
-    if "x" in body.lower():
-        sign = -1.0 if body.startswith("-") else 1.0
-        return sign * float.fromhex(body.lstrip("+-"))
-    return float(body.replace("Infinity", "inf"))
 
 
 def _cast_to_integer(value: Any, bits: int) -> int:
@@ -240,20 +167,21 @@ def _cast_to_integer(value: Any, bits: int) -> int:
     if isinstance(value, bool):
         return 1 if value else 0
     if isinstance(value, str):
-        return _parse_java_integer(value, bits)
+        return parse_integer(value, bits)
     raise DataException(f"Unexpected type in Cast transformation: {class_name(value)}")
 
 
 def _cast_to_float(value: Any, float32: bool) -> float:
     kind = _number_kind(value)
     if kind == "int":
-        return _int_to_float32(value) if float32 else float(value)
+        # (float) long rounds once; a detour through double could round twice.
+        return exact_to_float32(value) if float32 else int_to_double(value)
     if kind in ("float", "decimal"):
         return to_float32(float(value)) if float32 else float(value)
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, str):
-        parsed = _parse_java_double(value)
+        parsed = parse_double(value)
         return to_float32(parsed) if float32 else parsed
     raise DataException(f"Unexpected type in Cast transformation: {class_name(value)}")
 
@@ -266,66 +194,6 @@ def _cast_to_boolean(value: Any) -> bool:
     if isinstance(value, str):
         return value.lower() == "true"
     raise DataException(f"Unexpected type in Cast transformation: {class_name(value)}")
-
-
-def _shortest_digits(value: float, float32: bool) -> tuple[str, int]:
-    """Shortest digits reading back as ``value`` (a double, or a float32) and the decimal point.
-
-    ``value == 0.<digits> * 10**point``.
-    """
-    if float32:
-        for precision in range(1, 10):
-            text = f"{value:.{precision - 1}e}"
-            if to_float32(float(text)) == value:
-                break
-    else:
-        text = repr(value)
-    return _digits_of(_decimal.Decimal(text))
-
-
-def _digits_of(number: _decimal.Decimal) -> tuple[str, int]:
-    sign, digit_tuple, exponent = number.normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    return digits, len(digits) + exponent
-
-
-def _java_decimal_digits(value: float, float32: bool) -> tuple[str, int]:
-    """The digits ``Double.toString``/``Float.toString`` print (JDK 19+ specification).
-
-    The shortest decimal that rounds to ``value``; when that is a single digit,
-    a two-digit decimal that is closer to ``value`` is preferred.
-    """
-    digits, point = _shortest_digits(value, float32)
-    if len(digits) == 1:
-        two = _decimal.Decimal(f"{value:.1e}")
-        reads_back = to_float32(float(two)) if float32 else float(two)
-        exact = _decimal.Decimal(value)
-        one = _decimal.Decimal(f"0.{digits}e{point}")
-        if reads_back == value and abs(two - exact) < abs(one - exact):
-            digits, point = _digits_of(two)
-    return digits, point
-
-
-def java_float_to_string(value: float, float32: bool = False) -> str:
-    """``Double.toString`` / ``Float.toString``: ``42.0``, ``1.0E7``, ``1.0E-4``, ``NaN``, ``Infinity``."""
-    if float32:
-        value = to_float32(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    digits, point = _java_decimal_digits(abs(value), float32)
-    if 1e-3 <= abs(value) < 1e7:
-        if point <= 0:
-            return f"{sign}0.{'0' * -point}{digits}"
-        if point >= len(digits):
-            return f"{sign}{digits}{'0' * (point - len(digits))}.0"
-        return f"{sign}{digits[:point]}.{digits[point:]}"
-    mantissa = digits[0] + "." + (digits[1:] or "0")
-    return f"{sign}{mantissa}E{point - 1}"
 
 
 MILLIS_PER_DAY = 86_400_000
@@ -362,7 +230,7 @@ def _cast_to_string(value: Any, source_type: Type | None) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return java_float_to_string(value, float32=source_type is Type.FLOAT32)
+        return float_to_string(value) if source_type is Type.FLOAT32 else double_to_string(value)
     return str(value)
 
 
@@ -422,7 +290,7 @@ def cast_value_to_type(schema: Schema | None, value: Any, target: Type) -> Any:
         if target is Type.STRING:
             return _cast_to_string(value, inferred)
         raise DataException(f"{target.name} is not supported in the Cast transformation.")
-    except _NumberFormat as exc:
+    except NumberFormatError as exc:
         raise DataException(f"Value ({value}) was out of range for requested data type") from exc
 
 

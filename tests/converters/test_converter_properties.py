@@ -18,11 +18,32 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.api import Date, Decimal, Schema, SchemaAndValue, SchemaBuilder, Struct, Time, Timestamp, Type
-from connector.api.values import decimal_to_float32, java_double_to_string, java_float_to_string, parse_string
+from connector.api import (
+    Date,
+    Decimal,
+    Schema,
+    SchemaAndValue,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+    Type,
+)
+from connector.api.java.numbers import (
+    double_to_string,
+    exact_to_float32,
+    float_to_string,
+)
+from connector.api.values import parse_string
 from converters.bytearray import ByteArrayConverter
 from converters.json import JsonConverter
-from converters.numbers import DoubleConverter, FloatConverter, IntegerConverter, LongConverter, ShortConverter
+from converters.numbers import (
+    DoubleConverter,
+    FloatConverter,
+    IntegerConverter,
+    LongConverter,
+    ShortConverter,
+)
 from converters.simple_header import SimpleHeaderConverter
 from converters.string import StringConverter
 
@@ -290,7 +311,7 @@ def test_number_converter_round_trip(cls, values):
 @settings(max_examples=300, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_java_double_text_reads_back_exactly(value):
-    text = java_double_to_string(value)
+    text = double_to_string(value)
     assert float(text) == value
     assert ("E" in text) == (value != 0 and not 1e-3 <= abs(value) < 1e7)
 
@@ -298,13 +319,13 @@ def test_java_double_text_reads_back_exactly(value):
 @settings(max_examples=300, deadline=None)
 @given(st.floats(width=32, allow_nan=False, allow_infinity=False))
 def test_java_float_text_reads_back_exactly(value):
-    text = java_float_to_string(value)
-    assert decimal_to_float32(decimal.Decimal(text)) == value
+    text = float_to_string(value)
+    assert exact_to_float32(decimal.Decimal(text)) == value
     # No shorter decimal would do.
     digits = len(decimal.Decimal(text).normalize().as_tuple().digits)
     if digits > 2:
         shorter = decimal.Decimal(f"{abs(value):.{digits - 2}e}")
-        assert decimal_to_float32(shorter) != abs(value)
+        assert exact_to_float32(shorter) != abs(value)
 
 
 @settings(max_examples=300, deadline=None)

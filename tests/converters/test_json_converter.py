@@ -27,9 +27,9 @@ from connector.api import (
     Time,
     Timestamp,
 )
-from connector.api.values import to_float32
+from connector.api.java.numbers import to_float32
 from converters.json import DecimalFormat, JsonConverter, JsonConverterConfig
-from converters.json.jackson import read_tree
+from connector.api.java.jackson import read_tree
 
 TOPIC = "topic"
 UTC = dt.timezone.utc

@@ -8,7 +8,7 @@ from unittest import mock
 import pytest
 
 from connector.api import Date, Schema, SchemaAndValue, SchemaBuilder, Time, Timestamp, Type
-from connector.api.values import to_float32
+from connector.api.java.numbers import to_float32
 from converters.simple_header import SimpleHeaderConverter
 
 TOPIC = "topic"

@@ -15,7 +15,7 @@ import struct
 import pytest
 
 from connector.api import ConfigException, DataException, Schema, SchemaAndValue, SchemaBuilder, Struct
-from connector.api.values import to_float32
+from connector.api.java.numbers import to_float32
 from converters.bytearray import ByteArrayConverter
 from converters.numbers import (
     BooleanConverter,

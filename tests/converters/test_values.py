@@ -29,6 +29,8 @@ from connector.api import (
     Type,
 )
 from connector.api import values as V
+from connector.api.java import numbers as N
+from connector.api.java.strings import java_trim
 
 UTC = dt.timezone.utc
 MILLIS_PER_DAY = 86_400_000
@@ -445,9 +447,9 @@ def assert_consumable(tokens, expected) -> None:
     for token in expected:
         if not V.is_blank(token):
             position = tokens.mark()
-            assert tokens.can_consume(V.java_trim(token))
+            assert tokens.can_consume(java_trim(token))
             tokens.rewind_to(position)
-            assert tokens.can_consume(V.java_trim(token), True)
+            assert tokens.can_consume(java_trim(token), True)
             tokens.rewind_to(position)
             assert tokens.can_consume(token, False)
 
@@ -605,11 +607,11 @@ def test_should_parse_double_as_float64():
 
 def test_should_parse_fractional_parts_as_integer_when_no_fractional_part():
     assert V.parse_string("1.0") == SchemaAndValue(Schema.INT8_SCHEMA, 1)
-    assert V.parse_string("1.1") == SchemaAndValue(Schema.FLOAT32_SCHEMA, V.to_float32(1.1))
+    assert V.parse_string("1.1") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(1.1))
     assert V.parse_string("300.0") == SchemaAndValue(Schema.INT16_SCHEMA, 300)
-    assert V.parse_string("300.01") == SchemaAndValue(Schema.FLOAT32_SCHEMA, V.to_float32(300.01))
+    assert V.parse_string("300.01") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(300.01))
     assert V.parse_string("66000.0") == SchemaAndValue(Schema.INT32_SCHEMA, 66000)
-    assert V.parse_string("66000.0008") == SchemaAndValue(Schema.FLOAT32_SCHEMA, V.to_float32(66000.0008))
+    assert V.parse_string("66000.0008") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(66000.0008))
 
 
 # ======================================================================================
@@ -624,7 +626,7 @@ def test_should_parse_fractional_parts_as_integer_when_no_fractional_part():
     (123456789.0, "1.23456789E8"), (1e23, "1.0E23"), (2e-3, "0.002"),
 ])
 def test_java_double_to_string(value, text):
-    assert V.java_double_to_string(value) == text
+    assert N.double_to_string(value) == text
 
 
 @pytest.mark.parametrize("value, text", [
@@ -632,22 +634,22 @@ def test_java_double_to_string(value, text):
     (0.1, "0.1"), (1e10, "1.0E10"), (16777217.0, "1.6777216E7"), (float("-inf"), "-Infinity"), (1e39, "Infinity"),
 ])
 def test_java_float_to_string(value, text):
-    assert V.java_float_to_string(value) == text
+    assert N.float_to_string(value) == text
 
 
 @pytest.mark.parametrize("text, expected", [
     ("1.5600", "1.5600"), ("123E2", "1.23E+4"), ("0.0000001", "1E-7"), ("0.000001", "0.000001"), ("-0.00", "0.00"),
 ])
 def test_java_decimal_to_string(text, expected):
-    assert V.java_decimal_to_string(decimal.Decimal(text)) == expected
+    assert N.decimal_to_string(decimal.Decimal(text)) == expected
 
 
 def test_to_float32_rounding():
-    assert V.to_float32(3.4028235677973366e38) == math.inf  # exactly halfway to infinity: rounds up
-    assert V.to_float32(3.4028235677973362e38) == 3.4028234663852886e38
-    assert V.decimal_to_float32(decimal.Decimal("16777217")) == 16777216.0  # tie: to even
+    assert N.to_float32(3.4028235677973366e38) == math.inf  # exactly halfway to infinity: rounds up
+    assert N.to_float32(3.4028235677973362e38) == 3.4028234663852886e38
+    assert N.exact_to_float32(decimal.Decimal("16777217")) == 16777216.0  # tie: to even
     # 16777217.000000000000000001 rounds to the double 16777217.0, a float32 tie; the exact value is above it.
-    assert V.decimal_to_float32(decimal.Decimal("16777217.000000000000000001")) == 16777218.0
+    assert N.exact_to_float32(decimal.Decimal("16777217.000000000000000001")) == 16777218.0
 
 
 @pytest.mark.parametrize("value, text", [
@@ -666,7 +668,7 @@ def test_convert_temporal_to_string(value, text):
 
 def test_convert_structured_values_to_string():
     schema = SchemaBuilder.struct().field("a", Schema.STRING_SCHEMA).field("b", Schema.OPTIONAL_FLOAT32_SCHEMA).build()
-    value = Struct(schema).put("a", 'x"y').put("b", V.to_float32(1.1))
+    value = Struct(schema).put("a", 'x"y').put("b", N.to_float32(1.1))
     assert V.convert_to_string(schema, value) == '{"a":"x\\"y","b":1.1}'
     assert V.convert_to_string(None, [1, "a", None, True, b"\x00\x01"]) == '[1,"a",null,true,"AAE="]'
     assert V.convert_to_string(None, {1: [2.5], "k": {}}) == '{1:[2.5],"k":{}}'
@@ -681,7 +683,7 @@ def test_kafka_parsing_quirks():
     assert V.parse_string("1,2") == SchemaAndValue(Schema.INT8_SCHEMA, 1)
     assert V.parse_string("[1] tail").value == [1]
     # Numbers that need more than a long or a float32.
-    assert V.parse_string("1e30") == SchemaAndValue(Schema.FLOAT32_SCHEMA, V.to_float32(1e30))
+    assert V.parse_string("1e30") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(1e30))
     assert V.parse_string("1.5e300") == SchemaAndValue(Schema.FLOAT64_SCHEMA, 1.5e300)
     assert V.parse_string("1e400") == SchemaAndValue(Decimal.schema(-400), decimal.Decimal("1e400"))
     assert V.parse_string("1e5") == SchemaAndValue(Schema.INT32_SCHEMA, 100000)
@@ -701,7 +703,7 @@ def test_numeric_conversions_narrow_like_java():
     assert V.convert_to_long(None, "12.9") == 12
     assert V.convert_to_long(None, decimal.Decimal("-12.9")) == -12
     assert V.convert_to_boolean(None, 0.5) is False  # longValue() != 0
-    assert V.convert_to_float(None, "0.1") == V.to_float32(0.1)
+    assert V.convert_to_float(None, "0.1") == N.to_float32(0.1)
     assert V.convert_to_double(None, 10**400) == math.inf
     assert V.convert_to_long(Date.SCHEMA, dt.date(1970, 1, 11)) == 10
     assert V.convert_to_long(Timestamp.SCHEMA, TIMESTAMP) == 1566570894346
@@ -714,6 +716,6 @@ def test_numeric_conversions_narrow_like_java():
 def test_convert_to_decimal_from_numbers_goes_through_double_text():
     # BigDecimal.valueOf(double): 12 becomes 12.0, 0.1f becomes 0.10000000149011612.
     assert V.convert_to_decimal(None, 12, 2).as_tuple().exponent == -1
-    assert V.convert_to_decimal(None, V.to_float32(0.1), 2) == decimal.Decimal("0.10000000149011612")
+    assert V.convert_to_decimal(None, N.to_float32(0.1), 2) == decimal.Decimal("0.10000000149011612")
     with pytest.raises(DataException):
         V.convert_to_decimal(None, "abc", 2)

@@ -24,12 +24,12 @@ from connector.api import (
     Timestamp,
     Type,
 )
+from connector.api.java.numbers import double_to_string, float_to_string
 from smt.transforms.cast import (
     Key,
     Value,
     cast_value_to_type,
     date_format_for,
-    java_float_to_string,
 )
 from tests.smt import millis, record, value_record
 
@@ -515,8 +515,8 @@ JAVA_FLOAT_TEXT = [
 @pytest.mark.parametrize("bits, double_text, float_text", JAVA_FLOAT_TEXT)
 def test_float_to_string_matches_java(bits, double_text, float_text):
     value = struct.unpack("<d", struct.pack("<q", bits))[0]
-    assert java_float_to_string(value) == double_text
-    assert java_float_to_string(value, float32=True) == float_text
+    assert double_to_string(value) == double_text
+    assert float_to_string(value) == float_text
     assert cast_value_to_type(None, value, Type.STRING) == double_text
     assert cast_value_to_type(Schema.FLOAT32_SCHEMA, value, Type.STRING) == float_text
 

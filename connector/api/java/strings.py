@@ -4,26 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def java_str(value: Any) -> str:
-    """``String.valueOf`` of a parsed config value: null, true, [a, b]."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(java_str(v) for v in value) + "]"
-    return str(value)
+_TRIMMED = "".join(chr(c) for c in range(0x21))
 
 
 def java_trim(text: str) -> str:
-    """``String.trim()``: strips every char <= U+0020 at both ends."""
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
+    """``String.trim()``: strips every char <= U+0020 at both ends, and nothing else."""
+    return text.strip(_TRIMMED)
 
 
 def java_split(text: str, separator: str) -> list[str]:

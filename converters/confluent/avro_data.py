@@ -59,7 +59,7 @@ from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
 from connector.api.lru import LRUCache
-from connector.api.schema import Field, Schema, SchemaBuilder, Type
+from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 
 NAMESPACE = "io.confluent.connect.avro"

@@ -3,16 +3,20 @@
 ``BatchTransformationChain.from_chain(chain)`` returns the batch form of a
 configured :class:`smt.chain.TransformationChain`, or None when some stage
 has none (the caller then runs the per-record chain). Its ``apply(view)``
-transforms a :class:`RecordBatchView` and raises :class:`Declined` whenever
-the per-record result cannot be guaranteed for that batch.
+transforms a :class:`RecordBatchView` and raises
+:class:`connector.api.declined.Declined` (with a reason) whenever the
+per-record result cannot be guaranteed for that batch.
 
 Only pyarrow and numpy are used here; nothing imports Spark.
 """
 
+# Re-exported only for connector/task.py, which imports it from here; elsewhere import it
+# from connector.api.declined.
+from connector.api.declined import Declined
 from smt.batch.chain import BatchStage, BatchTransformationChain
 from smt.batch.predicates import batch_predicate
 from smt.batch.transforms import BatchTransform, batch_form, register
-from smt.batch.view import ALL, Declined, RecordBatchView, Values, normalized, to_python
+from smt.batch.view import ALL, RecordBatchView, Values, normalized, to_python
 
 __all__ = [
     "ALL", "BatchStage", "BatchTransform", "BatchTransformationChain", "Declined", "RecordBatchView",

@@ -50,9 +50,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-
-class Declined(Exception):
-    """The batch path cannot guarantee the per-record result for this batch; use the per-record path."""
+from connector.api.declined import Declined
 
 
 class _All:

@@ -105,7 +105,7 @@ def test_tombstones_are_skipped_and_mixed_kinds_decline():
     transforms = {k: v for k, v in SMT3.items() if not k.startswith("transforms.mask")}
     transforms["transforms"] = "insert,rename"
     got, pipeline = compare(transforms, [raw_batch(values[:2]), raw_batch(values, first_offset=2)])
-    assert pipeline.batches["declined: values"] == 1
+    assert pipeline.batches["declined: a key holds values of different JSON kinds"] == 1
 
 
 def test_errors_name_the_record_on_both_paths():

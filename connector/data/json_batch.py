@@ -92,6 +92,8 @@ _OPEN_BRACE = ord("{")
 _NEW_COLUMN = "a key the table lacks (a new column)"
 _CASE_MISMATCH = "a key matches a column only case-insensitively"
 _UNKNOWN_NESTED = "a nested key the table lacks"
+_MIXED_KINDS = "a key holds values of different JSON kinds"
+_BROKEN_LISTS = "pyarrow built invalid list arrays"
 
 
 # --- per-column plans --------------------------------------------------------------------
@@ -456,7 +458,7 @@ class JsonBatchConverter:
                 )
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                 if not self._flip_guess(str(e), flipped):
-                    raise _unreadable(e) from e
+                    raise _unreadable(e, "a value of another JSON kind than its column's") from e
             else:
                 return _with_valid_lists(table)  # inferred (undeclared) columns may hold broken lists
 
@@ -513,10 +515,14 @@ def _why_disabled(name_mapping: NameMapping | str | None, ambiguous: bool) -> st
     return None
 
 
-def _unreadable(error: pa.ArrowException) -> Declined:
-    """Why pyarrow's JSON reader rejected a batch, in words that do not depend on the batch."""
+def _unreadable(error: pa.ArrowException, kind_change: str) -> Declined:
+    """Why pyarrow's JSON reader rejected a batch, in words that do not depend on the batch.
+
+    ``kind_change``: the reason when a value is of another JSON kind than
+    the reader expected (declared, or inferred from earlier rows).
+    """
     if _KIND_CHANGE.search(str(error)):
-        return Declined("a key holds values of different JSON kinds")
+        return Declined(kind_change)
     return Declined("JSON pyarrow cannot read (syntax, duplicate keys, ...)")
 
 
@@ -754,7 +760,7 @@ def _read_inferred(joined: bytes) -> pa.Table:
     try:
         table = pa_json.read_json(io.BytesIO(joined), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise _unreadable(e) from e
+        raise _unreadable(e, _MIXED_KINDS) from e
     if not any(_has_timestamps(f.type) for f in table.schema) and _valid_lists(table):
         return table
     schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])
@@ -762,7 +768,7 @@ def _read_inferred(joined: bytes) -> pa.Table:
         table = pa_json.read_json(io.BytesIO(joined), read_options=options,
                                   parse_options=pa_json.ParseOptions(explicit_schema=schema))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise _unreadable(e) from e
+        raise _unreadable(e, _MIXED_KINDS) from e
     return _with_valid_lists(table)
 
 
@@ -770,11 +776,14 @@ def _with_valid_lists(table: pa.Table) -> pa.Table:
     """``table`` with the list arrays pyarrow (26) built invalid repaired; Declined if that fails."""
     if _valid_lists(table):
         return table
-    table = pa.Table.from_arrays(
-        [pa.chunked_array([_null_lists_repaired(chunk) for chunk in c.chunks], type=c.type)
-         for c in table.columns], schema=table.schema)
+    try:
+        table = pa.Table.from_arrays(
+            [pa.chunked_array([_null_lists_repaired(chunk) for chunk in c.chunks], type=c.type)
+             for c in table.columns], schema=table.schema)
+    except pa.ArrowInvalid as e:  # e.g. [null, []]: pyarrow lost an element of a list of lists
+        raise Declined(_BROKEN_LISTS) from e
     if not _valid_lists(table):
-        raise Declined("pyarrow built invalid list arrays")
+        raise Declined(_BROKEN_LISTS)
     return table
 
 

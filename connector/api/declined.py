@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 log = logging.getLogger(__name__)
 
@@ -48,3 +50,14 @@ def unexpected(exc: BaseException, where: str) -> Declined:
         raise exc
     log.warning("Batch form %s failed unexpectedly; declining to the per-record path", where, exc_info=exc)
     return Declined(UNEXPECTED)
+
+
+@contextmanager
+def guarded(where: str) -> Iterator[None]:
+    """Run (part of) a batch form: :class:`Declined` passes, any other exception goes through :func:`unexpected`."""
+    try:
+        yield
+    except Declined:
+        raise
+    except Exception as exc:
+        raise unexpected(exc, where) from exc

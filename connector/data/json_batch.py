@@ -34,6 +34,7 @@ import io
 import json
 import logging
 import re
+from collections import Counter
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Callable, Sequence
@@ -67,6 +68,7 @@ from pyiceberg.types import (
     UUIDType,
 )
 
+from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
 from connector.data import coercion, temporal
 from connector.data.record_converter import (
@@ -86,9 +88,12 @@ _EXACT_DOUBLE_LIMIT = 2.0**53
 _INT32 = (-(2**31), 2**31 - 1)
 _OPEN_BRACE = ord("{")
 
-
-class _Decline(Exception):
-    """The fast path cannot guarantee the per-record result; use the per-record path."""
+# Decline reasons that name no key: keys come from the data, and reasons are counted.
+_NEW_COLUMN = "a key the table lacks (a new column)"
+_CASE_MISMATCH = "a key matches a column only case-insensitively"
+_UNKNOWN_NESTED = "a nested key the table lacks"
+_MIXED_KINDS = "a key holds values of different JSON kinds"
+_BROKEN_LISTS = "pyarrow built invalid list arrays"
 
 
 # --- per-column plans --------------------------------------------------------------------
@@ -201,14 +206,14 @@ def _identity(parsed: pa.Array) -> pa.Array:
 
 def _parsed(result: pa.Array | None) -> pa.Array:
     if result is None:
-        raise _Decline("strings need the scalar parser")
+        raise Declined("strings need the scalar parser")
     return result
 
 
 def _check_range(parsed: pa.Array, low: int, high: int) -> None:
     bounds = pc.min_max(parsed).as_py()
     if bounds["min"] is not None and (bounds["min"] < low or bounds["max"] > high):
-        raise _Decline("value out of range")
+        raise Declined("value out of range")
 
 
 def _to_int32(parsed: pa.Array) -> pa.Array:
@@ -236,9 +241,9 @@ def _per_value(coerce: Callable[[Any], Any], target: pa.DataType) -> Finish:
     def finish(parsed: pa.Array) -> pa.Array:
         try:
             values = [None if v is None else coerce(v) for v in parsed.to_pylist()]
-            array = pa.array(values, type=build)
-        except Exception as e:  # the per-record path reports it with the record index
-            raise _Decline(str(e)) from e
+        except DataException as e:  # the per-record path reports it with the record index
+            raise Declined("a value the per-record coercion rejects") from e
+        array = pa.array(values, type=build)
         return array if build == target else array.cast(target)
 
     return finish
@@ -250,7 +255,7 @@ def _exact_doubles(finish: Finish) -> Finish:
     def checked(parsed: pa.Array) -> pa.Array:
         bounds = pc.min_max(pc.abs(parsed)).as_py()
         if bounds["max"] is not None and bounds["max"] >= _EXACT_DOUBLE_LIMIT:
-            raise _Decline("number beyond exact double range")
+            raise Declined("number beyond exact double range")
         return finish(parsed)
 
     return checked
@@ -261,7 +266,7 @@ def _no_nulls_where_valid(child: pa.Array, parent_valid: pa.Array | None) -> Non
     if parent_valid is not None:
         nulls = pc.and_(nulls, parent_valid)
     if pc.any(nulls).as_py():
-        raise _Decline("null in a required field")
+        raise Declined("null in a required field")
 
 
 def _finish_list(parsed: pa.Array, finish_element: Finish, target: pa.DataType, element_required: bool) -> pa.Array:
@@ -282,7 +287,7 @@ def _finish_struct(
     for index in range(parsed_type.num_fields):
         extra = parsed_type.field(index)
         if strict and extra.name not in declared and _carries_value(extra.type):
-            raise _Decline(f"unknown nested field {extra.name}")
+            raise Declined(_UNKNOWN_NESTED)
     valid = parsed.is_valid() if parsed.null_count else None
     arrays = []
     for name, required, (_, finish) in children:
@@ -312,9 +317,9 @@ def _carries_value(arrow_type: pa.DataType) -> bool:
 class JsonBatchConverter:
     """Converts batches of schemaless JSON values (bytes) like ``json.loads`` + :class:`RecordConverter`.
 
-    Takes the options of :class:`RecordConverter`. ``fast_batches`` and
-    ``slow_batches`` count which path each batch took; ``fast_failures``
-    counts unexpected fast-path exceptions (logged, then per-record). Values must be JSON
+    Takes the options of :class:`RecordConverter`. :meth:`convert` takes the
+    column-wise path when it can and counts the batches it did not, by reason,
+    in ``declines`` (``fast_batches`` counts the others). Values must be JSON
     objects; drop tombstones (null values) before converting.
     """
 
@@ -339,13 +344,12 @@ class JsonBatchConverter:
             for i, f in enumerate(table_schema.fields)
         ]
         names = [f.name for f in table_schema.fields]
-        ambiguous = case_insensitive and len({n.lower() for n in names}) < len(names)
-        self._enabled = name_mapping is None and not ambiguous
         self._case_insensitive = case_insensitive
         self._lower_names = {n.lower() for n in names}
+        self._disabled = _why_disabled(name_mapping, case_insensitive and len(self._lower_names) < len(names))
         self.fast_batches = 0
-        self.slow_batches = 0
-        self.fast_failures = 0
+        self.declines: Counter[str] = Counter()  # batches convert() left to the per-record path, by reason
+        self.last_decline_reason: str | None = None
 
     @classmethod
     def for_table(cls, table: Table, *, evolve: bool, **options: Any) -> "JsonBatchConverter":
@@ -353,56 +357,63 @@ class JsonBatchConverter:
         mapping = table.properties.get(NAME_MAPPING_PROPERTY)
         return cls(table.schema(), evolve=evolve, name_mapping=mapping, **options)
 
+    @property
+    def slow_batches(self) -> int:
+        return sum(self.declines.values())
+
     def convert(self, values: Sequence[bytes]) -> ConversionResult:
-        """Convert a batch; RecordConversionError names the index of the failing value."""
-        if self._enabled and values:
-            try:
-                table = self._fast(values)
-            except _Decline as reason:
-                log.debug("JSON fast path declined: %s", reason)
-            except Exception:  # a fast-path bug must not fail a batch the per-record path converts
-                self.fast_failures += 1
-                log.warning("JSON fast path failed; converting record by record", exc_info=True)
-            else:
-                self.fast_batches += 1
-                return ConversionResult(table, SchemaUpdates())
-        self.slow_batches += 1
-        return self.records.convert(decode_json_values(values))
+        """Convert a batch; RecordConversionError names the index of the failing value.
+
+        Column-wise (:meth:`convert_fast`) when that gives the per-record
+        result, else record by record; the reason for the latter is counted in
+        ``declines`` and kept in ``last_decline_reason``.
+        """
+        try:
+            table = self.convert_fast(values)
+        except Declined as declined:
+            self.last_decline_reason = declined.reason
+            self.declines[declined.reason] += 1
+            log.debug("JSON fast path declined: %s", declined.reason)
+            return self.records.convert(decode_json_values(values))
+        self.fast_batches += 1
+        return ConversionResult(table, SchemaUpdates())
+
+    def convert_fast(self, values: Sequence[bytes]) -> pa.Table:
+        """The table :meth:`convert` gives, column-wise, with no schema updates.
+
+        Raises :class:`Declined` (with a reason) when the result could differ,
+        and whenever the per-record path would raise or ask for schema updates:
+        the caller then converts the batch record by record.
+        """
+        if self._disabled:
+            raise Declined(self._disabled)
+        if not values:
+            raise Declined("empty batch")
+        with guarded("JSON batch conversion"):
+            return self._fast(values)
 
     # --- already-parsed maps (the columnar path with batch SMTs) ---------------------
 
-    struct_batches = 0  # batches convert_struct converted
-    struct_declines = 0  # batches it left to the per-record path
-
-    def convert_struct(self, values: pa.Array) -> pa.Table | None:
+    def convert_struct(self, values: pa.Array) -> pa.Table:
         """Maps already in Arrow (a struct array, see :func:`parse_json_objects`) → a table of this schema.
 
         Row ``i`` stands for the dict whose items are the row's non-null
         fields (null fields may be absent keys or keys with null values:
         :class:`RecordConverter` treats both alike). The result equals
-        ``RecordConverter.convert`` of those dicts; None means "not sure"
-        (or the per-record path would raise or ask for schema updates), and
-        the caller converts the records one by one instead.
+        ``RecordConverter.convert`` of those dicts. Raises :class:`Declined`
+        (with a reason) when not sure, or when the per-record path would raise
+        or ask for schema updates: the caller then converts the records one by one.
         """
-        if not self._enabled or not pa.types.is_struct(values.type):
-            self.struct_declines += 1
-            return None
-        try:
-            table = self._from_struct(values)
-        except _Decline as reason:
-            log.debug("Struct conversion declined: %s", reason)
-        except Exception:  # a bug here must not fail a batch the per-record path converts
-            self.fast_failures += 1
-            log.warning("Struct conversion failed; converting record by record", exc_info=True)
-        else:
-            self.struct_batches += 1
-            return table
-        self.struct_declines += 1
-        return None
+        if self._disabled:
+            raise Declined(self._disabled)
+        if not pa.types.is_struct(values.type):
+            raise Declined("values are not maps")
+        with guarded("struct conversion"):
+            return self._from_struct(values)
 
     def _from_struct(self, values: pa.StructArray) -> pa.Table:
         if values.null_count:
-            raise _Decline("null values")
+            raise Declined("null values")
         strict = self.evolve or self._case_insensitive
         names = [values.type.field(i).name for i in range(values.type.num_fields)]
         children = dict(zip(names, values.flatten()))
@@ -411,9 +422,9 @@ class JsonBatchConverter:
             if name in known:
                 continue
             if self._case_insensitive and name.lower() in self._lower_names:
-                raise _Decline(f"key {name} matches a column case-insensitively")
+                raise Declined(_CASE_MISMATCH)
             if self.evolve and _holds_value(child):
-                raise _Decline(f"new column {name}")
+                raise Declined(_NEW_COLUMN)
         columns = []
         for field, column in zip(self.records.table_schema.fields, self._columns):
             source = children.get(field.name)
@@ -422,7 +433,7 @@ class JsonBatchConverter:
             else:
                 array = _from_arrow(source, field.field_type, column.target, strict)
             if column.required and array.null_count:
-                raise _Decline(f"required column {column.name} is null")
+                raise Declined(f"required column {column.name} is null")
             columns.append(array)
         return pa.Table.from_arrays(columns, schema=self.arrow_schema)
 
@@ -431,7 +442,7 @@ class JsonBatchConverter:
     def _fast(self, values: Sequence[bytes]) -> pa.Table:
         parsed = self._read(_joined_objects(values))
         if parsed.num_rows != len(values):
-            raise _Decline("values are not one object each")
+            raise Declined("values are not one object each")
         self._check_unexpected(parsed)
         return pa.Table.from_arrays([self._finish(c, parsed) for c in self._columns], schema=self.arrow_schema)
 
@@ -441,13 +452,15 @@ class JsonBatchConverter:
             schema = pa.schema([pa.field(c.name, c.choice[0]) for c in self._columns if c.choice is not None])
             options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
             try:
-                return pa_json.read_json(
+                table = pa_json.read_json(
                     io.BytesIO(joined), read_options=pa_json.ReadOptions(use_threads=False, block_size=_block_size(joined)),
                     parse_options=options,
                 )
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                 if not self._flip_guess(str(e), flipped):
-                    raise _Decline(str(e)) from e
+                    raise _unreadable(e, "a value of another JSON kind than its column's") from e
+            else:
+                return _with_valid_lists(table)  # inferred (undeclared) columns may hold broken lists
 
     def _flip_guess(self, message: str, flipped: set[str]) -> bool:
         """Switch a guessed column to the JSON kind the reader found, once per batch."""
@@ -470,27 +483,47 @@ class JsonBatchConverter:
             if field.name in known:
                 continue
             if self._case_insensitive and field.name.lower() in self._lower_names:
-                raise _Decline(f"key {field.name} matches a column case-insensitively")
+                raise Declined(_CASE_MISMATCH)
             if self.evolve and _carries_value(field.type):
-                raise _Decline(f"new column {field.name}")
+                raise Declined(_NEW_COLUMN)
 
     def _finish(self, column: _Column, parsed: pa.Table) -> pa.Array:
         index = parsed.schema.get_field_index(column.name)
         if index < 0:
             if column.required:
-                raise _Decline(f"required column {column.name} missing")
+                raise Declined(f"required column {column.name} missing")
             return pa.nulls(parsed.num_rows, type=column.target)
         data = parsed.column(index).combine_chunks()
         if column.required and data.null_count:
-            raise _Decline(f"required column {column.name} is null")
+            raise Declined(f"required column {column.name} is null")
         if column.choice is None:
             if data.null_count == len(data):
                 return pa.nulls(len(data), type=column.target)
-            raise _Decline(f"column {column.name} needs the per-record path")
+            raise Declined(f"column {column.name} needs the per-record path")
         result = column.choice[1](data)
         if result.type != column.target:
-            raise _Decline(f"column {column.name} came out as {result.type}")
+            raise Declined(f"column {column.name} came out as {result.type}")
         return result
+
+
+def _why_disabled(name_mapping: NameMapping | str | None, ambiguous: bool) -> str | None:
+    """Why the column-wise path never applies to a table, or None."""
+    if name_mapping is not None:
+        return "the table has a name mapping"
+    if ambiguous:
+        return "column names differ only in case"
+    return None
+
+
+def _unreadable(error: pa.ArrowException, kind_change: str) -> Declined:
+    """Why pyarrow's JSON reader rejected a batch, in words that do not depend on the batch.
+
+    ``kind_change``: the reason when a value is of another JSON kind than
+    the reader expected (declared, or inferred from earlier rows).
+    """
+    if _KIND_CHANGE.search(str(error)):
+        return Declined(kind_change)
+    return Declined("JSON pyarrow cannot read (syntax, duplicate keys, ...)")
 
 
 def _joined_objects(values: Sequence[bytes]) -> bytes:
@@ -502,10 +535,10 @@ def _joined_objects(values: Sequence[bytes]) -> bytes:
     try:
         first_bytes = set(map(itemgetter(0), values))
     except (IndexError, TypeError):
-        raise _Decline("empty or non-bytes value") from None
+        raise Declined("empty or non-bytes value") from None
     joined = b"\n".join(values)
     if first_bytes != {_OPEN_BRACE} or b"\r" in joined or joined.count(b"\n") != len(values) - 1:
-        raise _Decline("not one single-line JSON object per value")
+        raise Declined("not one single-line JSON object per value")
     return joined
 
 
@@ -538,38 +571,38 @@ def _is_list(arrow_type: pa.DataType) -> bool:
 
 
 def _from_arrow(source: pa.Array, iceberg_type: IcebergType, target: pa.DataType, strict: bool) -> pa.Array:
-    """What RecordConverter makes of the Python values of ``source`` (see ``convert_struct``), or _Decline."""
+    """What RecordConverter makes of the Python values of ``source`` (see ``convert_struct``), or Declined."""
     if source.null_count == len(source):
         return pa.nulls(len(source), type=target)
     kind = source.type
     if isinstance(iceberg_type, StructType):
         if not pa.types.is_struct(kind):
-            raise _Decline("not a map where a struct is expected")
+            raise Declined("not a map where a struct is expected")
         return _struct_from_arrow(source, iceberg_type, target, strict)
     if isinstance(iceberg_type, ListType):
         if not _is_list(kind):
-            raise _Decline("not a list where a list is expected")
+            raise Declined("not a list where a list is expected")
         return _list_from_arrow(source, iceberg_type, target, strict)
     if isinstance(iceberg_type, MapType) or pa.types.is_struct(kind) or _is_list(kind):
-        raise _Decline("map or nested value needs the per-record path")
+        raise Declined("map or nested value needs the per-record path")
     is_int, is_float = pa.types.is_integer(kind), pa.types.is_floating(kind)
     is_text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
     if isinstance(iceberg_type, BooleanType):
         if pa.types.is_boolean(kind):
             return source
-        raise _Decline("boolean column from other values")
+        raise Declined("boolean column from other values")
     if isinstance(iceberg_type, (LongType, IntegerType)) and (is_int or is_float):
         longs = source.cast(pa.int64()) if is_int else _truncated_doubles(source)
         return _to_int32(longs) if isinstance(iceberg_type, IntegerType) else longs
     if isinstance(iceberg_type, (DoubleType, FloatType)) and (is_int or is_float):
         if is_int and _max_abs(source) >= _EXACT_DOUBLE_LIMIT:
-            raise _Decline("integer beyond exact double range")
+            raise Declined("integer beyond exact double range")
         doubles = source.cast(pa.float64(), safe=False)
         return doubles.cast(pa.float32(), safe=False) if isinstance(iceberg_type, FloatType) else doubles
     if isinstance(iceberg_type, StringType):
         if is_text:
             return source.cast(pa.large_string())
-        raise _Decline("string column from other values")  # numbers' text depends on int vs float
+        raise Declined("string column from other values")  # numbers' text depends on int vs float
     if isinstance(iceberg_type, (TimestampType, TimestamptzType)):
         if is_int:
             return _millis_to(source.cast(pa.int64()), target)
@@ -588,13 +621,13 @@ def _from_arrow(source: pa.Array, iceberg_type: IcebergType, target: pa.DataType
     if isinstance(iceberg_type, TimeType) and is_int:
         return _millis_of_day(source.cast(pa.int64()), target)
     if pa.types.is_boolean(kind) or is_float and isinstance(iceberg_type, (UUIDType, BinaryType, FixedType)):
-        raise _Decline("per-record coercion fails")
+        raise Declined("per-record coercion fails")
     if is_text or is_int or is_float or pa.types.is_date32(kind) or pa.types.is_time32(kind) \
             or pa.types.is_timestamp(kind):
         # Python values (to_pylist) equal the per-record ones here; a float that stands for a
         # JSON integer coerces to the same number, date, time or decimal.
         return _per_value(coercion.primitive_coercer(iceberg_type), target)(source)
-    raise _Decline(f"values of Arrow type {kind}")
+    raise Declined(f"values of Arrow type {kind}")
 
 
 def _max_abs(array: pa.Array) -> float:
@@ -606,7 +639,7 @@ def _truncated_doubles(source: pa.Array) -> pa.Array:
     """``Number.longValue()`` of doubles, for those exactly a long after truncation."""
     doubles = source.cast(pa.float64())
     if not pc.all(pc.is_finite(doubles)).as_py() or _max_abs(doubles) >= _EXACT_DOUBLE_LIMIT:
-        raise _Decline("double not exactly a long")
+        raise Declined("double not exactly a long")
     return pc.trunc(doubles).cast(pa.int64())
 
 
@@ -628,7 +661,7 @@ def _struct_from_arrow(source: pa.Array, struct: StructType, target: pa.DataType
     if strict:
         for name, child in children.items():
             if name not in declared and _holds_value(child):
-                raise _Decline(f"unknown nested field {name}")
+                raise Declined(_UNKNOWN_NESTED)
     valid = source.is_valid() if source.null_count else None
     arrays = []
     for index, field in enumerate(struct.fields):
@@ -660,22 +693,17 @@ class ParsedObjects:
     loose: frozenset
 
 
-def parse_json_objects(values: pa.Array) -> ParsedObjects | None:
+def parse_json_objects(values: pa.Array) -> ParsedObjects:
     """Parse raw JSON values (bytes, null = tombstone) the way ``JsonConverter`` (schemaless) does.
 
-    None when the result could differ from the per-record decoding: a value
-    that is not one single-line JSON object, duplicate keys, a key whose
-    values are of different JSON kinds, numbers pyarrow reads differently
-    (integers beyond 64 bits, ``NaN``, ``-0.0``, floats at or beyond 2**53),
-    invalid text.
+    Raises :class:`Declined` (with a reason) when the result could differ from
+    the per-record decoding: a value that is not one single-line JSON object,
+    duplicate keys, a key whose values are of different JSON kinds, numbers
+    pyarrow reads differently (integers beyond 64 bits, ``NaN``, ``-0.0``,
+    floats at or beyond 2**53), invalid text.
     """
-    try:
+    with guarded("column-wise JSON parsing"):
         return _parse_objects(values)
-    except _Decline as reason:
-        log.debug("JSON objects not parsed column-wise: %s", reason)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        log.debug("JSON objects not parsed column-wise: %s", exc)
-    return None
 
 
 def _parse_objects(values: pa.Array) -> ParsedObjects:
@@ -685,7 +713,7 @@ def _parse_objects(values: pa.Array) -> ParsedObjects:
     joined = _joined_array(present)
     table = _read_inferred(joined)
     if table.num_rows != len(present):
-        raise _Decline("values are not one object each")
+        raise Declined("values are not one object each")
     for column in table.columns:
         _check_doubles(column.combine_chunks())
     if table.num_columns == 0:
@@ -709,17 +737,17 @@ def _empty_struct(length: int, nulls) -> pa.StructArray:
 
 
 def _joined_array(values: pa.Array) -> bytes:
-    """The values (binary, no nulls), each followed by a newline; _Decline unless each is one line with ``{``."""
+    """The values (binary, no nulls), each followed by a newline; Declined unless each is one line with ``{``."""
     joined = pc.binary_join_element_wise(values, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
     data = joined.buffers()[2]
     text = data.to_pybytes()[offsets[0]:offsets[-1]] if data is not None else b""
     starts = offsets[:-1] - offsets[0]
     if np.any(np.diff(offsets) < 2):
-        raise _Decline("empty value")
+        raise Declined("empty value")
     first = np.frombuffer(text, dtype=np.uint8)[starts]
     if not np.all(first == _OPEN_BRACE) or b"\r" in text or text.count(b"\n") != len(values):
-        raise _Decline("not one single-line JSON object per value")
+        raise Declined("not one single-line JSON object per value")
     return text
 
 
@@ -732,7 +760,7 @@ def _read_inferred(joined: bytes) -> pa.Table:
     try:
         table = pa_json.read_json(io.BytesIO(joined), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise _Decline(str(e)) from e
+        raise _unreadable(e, _MIXED_KINDS) from e
     if not any(_has_timestamps(f.type) for f in table.schema) and _valid_lists(table):
         return table
     schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])
@@ -740,13 +768,22 @@ def _read_inferred(joined: bytes) -> pa.Table:
         table = pa_json.read_json(io.BytesIO(joined), read_options=options,
                                   parse_options=pa_json.ParseOptions(explicit_schema=schema))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise _Decline(str(e)) from e
-    if not _valid_lists(table):
+        raise _unreadable(e, _MIXED_KINDS) from e
+    return _with_valid_lists(table)
+
+
+def _with_valid_lists(table: pa.Table) -> pa.Table:
+    """``table`` with the list arrays pyarrow (26) built invalid repaired; Declined if that fails."""
+    if _valid_lists(table):
+        return table
+    try:
         table = pa.Table.from_arrays(
             [pa.chunked_array([_null_lists_repaired(chunk) for chunk in c.chunks], type=c.type)
              for c in table.columns], schema=table.schema)
-        if not _valid_lists(table):
-            raise _Decline("pyarrow built invalid list arrays")
+    except pa.ArrowInvalid as e:  # e.g. [null, []]: pyarrow lost an element of a list of lists
+        raise Declined(_BROKEN_LISTS) from e
+    if not _valid_lists(table):
+        raise Declined(_BROKEN_LISTS)
     return table
 
 
@@ -833,7 +870,7 @@ def _check_doubles(array: pa.Array) -> None:
         _check_doubles(array.flatten())
     elif pa.types.is_floating(kind) and array.null_count != len(array):
         if not pc.all(pc.is_finite(array)).as_py() or _max_abs(array) >= _EXACT_DOUBLE_LIMIT:
-            raise _Decline("number pyarrow reads differently")
+            raise Declined("number pyarrow reads differently")
         zeros = array.filter(pc.fill_null(pc.equal(array, 0.0), False))
         if len(zeros) and pc.any(pc.equal(zeros.view(pa.int64()), _NEGATIVE_ZERO_BITS)).as_py():
-            raise _Decline("-0.0 (JsonConverter reads 0.0)")
+            raise Declined("-0.0 (JsonConverter reads 0.0)")

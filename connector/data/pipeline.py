@@ -195,8 +195,6 @@ class TaskPipeline:
             return {table: TableRows(RAW_JSON, values, topics, partitions, offsets).filter(valid)
                     for table in self.router.static_tables}
         parsed = parse_json_objects(batch.column("value"))
-        if parsed is None:
-            raise Declined("values are not JSON objects")
         try:
             view = self.batch_chain.apply(RecordBatchView.from_raw(batch, Values.from_json(parsed.array,
                                                                                             parsed.loose)))
@@ -258,17 +256,16 @@ class TaskPipeline:
 
     def _convert(self, state: TableState, rows: TableRows) -> tuple[pa.Table | None, Any]:
         """(the rows in the table's schema, None) or (None, the schema updates they need)."""
-        if rows.form == MAPS:
-            table = state.json_converter.convert_struct(rows.values)
-            if table is None:
-                raise Declined("conversion")
-            return table, None
+        if rows.form != RECORDS:  # column-wise: anything but the exact per-record result declines
+            try:
+                if rows.form == MAPS:
+                    return state.json_converter.convert_struct(rows.values), None
+                return state.json_converter.convert_fast(rows.values.to_pylist()), None
+            except Declined as declined:
+                raise Declined(f"conversion ({declined.reason})") from declined
         try:
-            if rows.form == RAW_JSON:
-                result = state.json_converter.convert(rows.values.to_pylist())
-            else:
-                result = state.record_converter.convert([r.value for r in rows.values],
-                                                        [r.value_schema for r in rows.values])
+            result = state.record_converter.convert([r.value for r in rows.values],
+                                                    [r.value_schema for r in rows.values])
         except RecordConversionError as exc:
             raise self._conversion_error(state, rows, exc) from exc
         return (None, result.updates) if result.updates else (result.table, None)

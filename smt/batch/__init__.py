@@ -3,8 +3,9 @@
 ``BatchTransformationChain.from_chain(chain)`` returns the batch form of a
 configured :class:`smt.chain.TransformationChain`, or None when some stage
 has none (the caller then runs the per-record chain). Its ``apply(view)``
-transforms a :class:`RecordBatchView` and raises :class:`Declined` whenever
-the per-record result cannot be guaranteed for that batch.
+transforms a :class:`RecordBatchView` and raises
+:class:`connector.api.declined.Declined` (with a reason) whenever the
+per-record result cannot be guaranteed for that batch.
 
 Only pyarrow and numpy are used here; nothing imports Spark.
 """
@@ -12,9 +13,9 @@ Only pyarrow and numpy are used here; nothing imports Spark.
 from smt.batch.chain import BatchStage, BatchTransformationChain
 from smt.batch.predicates import batch_predicate
 from smt.batch.transforms import BatchTransform, batch_form, register
-from smt.batch.view import ALL, Declined, RecordBatchView, Values, normalized, to_python
+from smt.batch.view import ALL, RecordBatchView, Values, normalized, to_python
 
 __all__ = [
-    "ALL", "BatchStage", "BatchTransform", "BatchTransformationChain", "Declined", "RecordBatchView",
+    "ALL", "BatchStage", "BatchTransform", "BatchTransformationChain", "RecordBatchView",
     "Values", "batch_form", "batch_predicate", "normalized", "register", "to_python",
 ]

@@ -15,17 +15,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.api.declined import Declined, unexpected
 from smt.batch.predicates import BatchTest, batch_predicate
 from smt.batch.transforms import BatchTransform, batch_form
 from smt.batch.view import RecordBatchView, concat_views
 
 
 class BatchStage:
-    def __init__(self, transform: BatchTransform, test: BatchTest | None, negate: bool, alias: str | None):
+    def __init__(self, transform: BatchTransform, test: BatchTest | None, negate: bool, alias: str | None,
+                 type_name: str | None = None):
         self.transform = transform
         self.test = test
         self.negate = negate
         self.alias = alias
+        # "Cast$Value" of "org.apache.kafka.connect.transforms.Cast$Value": decline reasons name the SMT
+        # the same way whatever the alias, so that counts of reasons add up across connectors.
+        self.name = (type_name or type(transform.transformation).__name__).rsplit(".", 1)[-1]
 
     def apply(self, view: RecordBatchView) -> RecordBatchView:
         if self.test is None:
@@ -72,7 +77,7 @@ class BatchTransformationChain:
                 test = batch_predicate(stage.predicate)
                 if test is None:
                     return None
-            stages.append(BatchStage(transform, test, bool(stage.negate), stage.alias))
+            stages.append(BatchStage(transform, test, bool(stage.negate), stage.alias, stage.type_name))
         return cls(stages, chain)
 
     @staticmethod
@@ -86,12 +91,26 @@ class BatchTransformationChain:
         return None
 
     def apply(self, view: RecordBatchView) -> RecordBatchView:
-        """Run every stage; raises :class:`~smt.batch.view.Declined` when the per-record path must run."""
+        """Run every stage; raises :class:`Declined` when the per-record path must run.
+
+        A reason is prefixed with the stage's SMT ("Cast$Value: ..."). An exception
+        that is not a :class:`Declined` is a bug of a batch form (see
+        :func:`~connector.api.declined.unexpected`).
+        """
         for stage in self.stages:
             if view.num_rows == 0:
                 break
-            view = stage.apply(view)
+            view = _applied(stage, view)
         return view
 
     def __len__(self) -> int:
         return len(self.stages)
+
+
+def _applied(stage: BatchStage, view: RecordBatchView) -> RecordBatchView:
+    try:
+        return stage.apply(view)
+    except Declined as declined:
+        raise Declined(f"{stage.name}: {declined.reason}") from declined
+    except Exception as exc:
+        raise unexpected(exc, f"of transformation '{stage.alias}' ({stage.name})") from exc

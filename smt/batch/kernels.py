@@ -12,7 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from smt.batch.view import Declined, constant
+from connector.api.declined import Declined
+from smt.batch.view import constant
 
 BOOL, INT, FLOAT, STRING, LIST, MAP, DATE, TIME, TIMESTAMP, NULL = (
     "bool", "int", "float", "string", "list", "map", "date", "time", "timestamp", "null")
@@ -72,22 +73,23 @@ def max_abs(array: pa.Array) -> float:
     return max(abs(bounds["min"]), abs(bounds["max"]))
 
 
-def map_distinct(array: pa.Array, function: Callable[[Any], Any], out_type: pa.DataType) -> pa.Array:
+def map_distinct(array: pa.Array, function: Callable[[Any], Any], out_type: pa.DataType, *,
+                 fails: type[Exception] | tuple[type[Exception], ...] = (), reason: str = "") -> pa.Array:
     """``function`` of each non-null value, computed once per distinct value.
 
-    Any exception from ``function`` declines the batch (the per-record path
-    then raises the SMT's own error with the record's coordinates).
+    ``fails``: what ``function`` raises for a value the per-record SMT rejects.
+    Such a value declines the batch with ``reason``: the per-record path then
+    raises the SMT's own error with the record's coordinates. Any other
+    exception is a bug and propagates.
     """
     if not has_values(array):
         return pa.nulls(len(array), type=out_type)
     encoded = pc.dictionary_encode(array)
     try:
-        mapped = pa.array([function(v) for v in encoded.dictionary.to_pylist()], type=out_type)
-    except Declined:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the per-record path reports it properly
-        raise Declined(f"{type(exc).__name__}: {exc}") from exc
-    return mapped.take(encoded.indices)
+        results = [function(v) for v in encoded.dictionary.to_pylist()]
+    except fails as exc:
+        raise Declined(reason) from exc
+    return pa.array(results, type=out_type).take(encoded.indices)
 
 
 def floor_div(array: pa.Array, divisor: int) -> pa.Array:

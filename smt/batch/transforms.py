@@ -22,6 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.api.declined import Declined
+from connector.api.errors import DataException
 from connector.api.java.dateformat import JavaDateFormat
 from connector.api.logical import MILLIS_PER_DAY
 from connector.api.schema import Type
@@ -51,7 +53,6 @@ from smt.batch.kernels import (
 )
 from smt.batch.view import (
     ALL,
-    Declined,
     MapFields,
     RecordBatchView,
     Values,
@@ -175,8 +176,8 @@ class MaskFieldBatch(BatchTransform):
         replacement = transformation.replacement
         self._as_long = self._as_double = None
         if replacement is not None:
-            self._as_long = _try(lambda: mask_field.masked_with_replacement(0, replacement))
-            self._as_double = _try(lambda: mask_field.masked_with_replacement(0.0, replacement))
+            self._as_long = _replacement_for(0, replacement)
+            self._as_double = _replacement_for(0.0, replacement)
 
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
@@ -221,17 +222,18 @@ class MaskFieldBatch(BatchTransform):
         raise Declined("MaskField cannot replace values of this kind")
 
 
-def _try(compute: Callable[[], Any]) -> tuple[bool, Any]:
+def _replacement_for(sample: Any, replacement: str) -> tuple[bool, Any]:
+    """(True, the replacement for values like ``sample``), or (False, the per-record SMT's error)."""
     try:
-        return True, compute()
-    except Exception as exc:  # noqa: BLE001
+        return True, mask_field.masked_with_replacement(sample, replacement)
+    except DataException as exc:
         return False, exc
 
 
 def _ok(result: tuple[bool, Any]) -> Any:
     ok, value = result
     if not ok:
-        raise Declined(f"replacement does not parse: {value}")
+        raise Declined("MaskField replacement does not parse as a number") from value
     return value
 
 
@@ -286,8 +288,10 @@ class CastBatch(BatchTransform):
 
 
 def cast_array(array: pa.Array, target: Type, loose: Callable[[], bool]) -> pa.Array:
-    """``loose()``: whether the (floating-point) values may stand for JSON integers; asked only if it matters."""
-    """``cast_value_to_type(None, v, target)`` for every value (schemaless: kinds from the values)."""
+    """``cast_value_to_type(None, v, target)`` for every value (schemaless: kinds from the values).
+
+    ``loose()``: whether the (floating-point) values may stand for JSON integers; asked only if it matters.
+    """
     out_type = _OUT_TYPES[target]
     k = kind(array)
     if not has_values(array):
@@ -298,7 +302,7 @@ def cast_array(array: pa.Array, target: Type, loose: Callable[[], bool]) -> pa.A
         return _cast_integer(array, k, target, loose)
     if target in (Type.FLOAT32, Type.FLOAT64):
         if k == STRING:
-            return map_distinct(array, lambda v: cast.cast_value_to_type(None, v, target), out_type)
+            return _cast_strings(array, target, out_type)
         if k == BOOL:
             return pc.if_else(array, 1.0, 0.0).cast(out_type)
         return array.cast(out_type, safe=False)
@@ -322,6 +326,12 @@ def cast_array(array: pa.Array, target: Type, loose: Callable[[], bool]) -> pa.A
     return map_distinct(array, lambda v: cast.cast_value_to_type(None, float(v), target), out_type)
 
 
+def _cast_strings(array: pa.Array, target: Type, out_type: pa.DataType) -> pa.Array:
+    """Strings parsed as numbers; one that does not parse (or overflows) fails per record."""
+    return map_distinct(array, lambda v: cast.cast_value_to_type(None, v, target), out_type,
+                        fails=DataException, reason="Cast of a string that does not parse as the target type")
+
+
 def _cast_integer(array: pa.Array, k: str, target: Type, loose: Callable[[], bool]) -> pa.Array:
     bits = _BITS[target]
     out_type = _INT_TYPES[bits]
@@ -330,7 +340,7 @@ def _cast_integer(array: pa.Array, k: str, target: Type, loose: Callable[[], boo
     if k == BOOL:
         return pc.if_else(array, 1, 0).cast(out_type)
     if k == STRING:
-        return map_distinct(array, lambda v: cast.cast_value_to_type(None, v, target), out_type)
+        return _cast_strings(array, target, out_type)
     # FLOAT: truncate, saturate to long (64) or int (then wrap to 8/16 bits), NaN -> 0
     if max_abs(array) >= (2.0**31 if bits < 64 else EXACT_DOUBLE) and loose():
         raise Declined("loose numbers out of int range")
@@ -347,6 +357,7 @@ def _cast_integer(array: pa.Array, k: str, target: Type, loose: Callable[[], boo
 
 _MILLIS_MIN = -62135596800000  # 0001-01-01T00:00:00Z
 _MILLIS_MAX = 253402300799999  # 9999-12-31T23:59:59.999Z
+_OUT_OF_RANGE = "timestamp out of the supported range (years 1-9999)"
 _TARGET_TYPES = {
     timestamp_converter.TYPE_UNIX: pa.int64(),
     timestamp_converter.TYPE_STRING: pa.string(),
@@ -399,7 +410,8 @@ class TimestampConverterBatch(BatchTransform):
         if k == STRING:
             if settings.format is None:
                 raise Declined("string timestamps need a format")
-            return map_distinct(array, settings.format.parse_millis, pa.int64())
+            return map_distinct(array, settings.format.parse_millis, pa.int64(),
+                                fails=ValueError, reason="string timestamp does not match the format")
         if k == DATE:
             return pc.multiply(array.cast(pa.int32()).cast(pa.int64()), MILLIS_PER_DAY)
         if k == TIME:
@@ -428,7 +440,7 @@ class TimestampConverterBatch(BatchTransform):
             return floor_mod(millis, MILLIS_PER_DAY).cast(pa.int32()).cast(pa.time32("ms"))
         bounds = pc.min_max(millis).as_py()
         if bounds["min"] is not None and (bounds["min"] < _MILLIS_MIN or bounds["max"] > _MILLIS_MAX):
-            raise Declined("timestamp out of the supported range (years 1-9999)")
+            raise Declined(_OUT_OF_RANGE)
         if target == timestamp_converter.TYPE_DATE:
             return floor_div(millis, MILLIS_PER_DAY).cast(pa.int32()).cast(pa.date32())
         return millis.cast(pa.timestamp("ms", tz="UTC"))
@@ -454,7 +466,7 @@ def format_millis(date_format: JavaDateFormat, millis: pa.Array) -> pa.Array:
     """``date_format.format_millis`` of every value, computed once per distinct formatted unit."""
     unit = _granularity(date_format.pattern)
     buckets = millis if unit == 1 else pc.multiply(floor_div(millis, unit), unit)
-    return map_distinct(buckets, date_format.format_millis, pa.string())
+    return map_distinct(buckets, date_format.format_millis, pa.string(), fails=DataException, reason=_OUT_OF_RANGE)
 
 
 # --- Flatten$Value ----------------------------------------------------------------------------

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import time
 import uuid
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,7 +36,13 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from connector.data.json_batch import JsonBatchConverter, decode_json_values
+from connector.api.declined import STRICT_ENV, UNEXPECTED, Declined
+from connector.data import json_batch
+from connector.data.json_batch import (
+    JsonBatchConverter,
+    decode_json_values,
+    parse_json_objects,
+)
 from connector.data.record_converter import RecordConversionError, RecordConverter
 
 
@@ -65,7 +73,7 @@ def assert_same(schema: Schema, values: list[bytes], **options: Any) -> JsonBatc
                 assert got[1].equals(expected[1])
         else:
             assert got == expected
-    assert fast.fast_failures == 0
+    assert "unexpected error" not in fast.declines
     return fast
 
 
@@ -118,6 +126,8 @@ def test_iso_timestamps_flip_the_guess_once() -> None:
         [b'{"id": 1, "new": {"a": 1}}', b'{"id": 2, "new": {"b": [true]}}'],
         [b'{"id": 1, "new": null, "empty": {}, "nothing": [[]]}'],
         [b'{"ID": 1}'],
+        [b'{"id": 1, "new": [null, null]}'],  # pyarrow builds a broken list<null> (found by strict mode)
+        [b'{"id": 1, "new": [null, []]}'],  # ... and one it cannot repair
     ],
 )
 @pytest.mark.parametrize("evolve", [False, True])
@@ -287,6 +297,91 @@ def test_property_same_on_well_typed_records(data, schema, evolve) -> None:
         for _ in range(data.draw(st.integers(1, 6), "rows"))
     ]
     assert_same(schema, encode(objects), evolve=evolve)
+
+
+# --- why a batch declines ----------------------------------------------------------------------------
+
+TYPES = Schema(
+    NestedField(1, "i", IntegerType()), NestedField(2, "ts", TimestamptzType()), NestedField(3, "f", FixedType(3)),
+)
+
+
+@pytest.mark.parametrize("schema,objects,evolve,reason", [
+    (TYPES, [{"i": 1}, {"i": 2**31}], False, "value out of range"),
+    (TYPES, [{"ts": 10**17}], False, "value out of range"),
+    (SMALL, [{"id": "12"}], False, "a value of another JSON kind than its column's"),
+    (SMALL, [{"id": 1, "ts": "2023-05-18 11:22:33 PST"}], False, "strings need the scalar parser"),
+    (TYPES, [{"f": "AQIDBA=="}], False, "a value the per-record coercion rejects"),
+    (SMALL, [{"id": 1, "new": 5}], True, "a key the table lacks (a new column)"),
+    (SMALL, [{"name": "no id"}], False, "required column id is null"),
+])
+def test_declines_name_their_reason(schema, objects, evolve, reason) -> None:
+    converter = assert_same(schema, encode(objects), evolve=evolve)
+    assert converter.declines == {reason: 2}
+    assert converter.last_decline_reason == reason
+    assert converter.fast_batches == 0
+
+
+def test_declines_of_batches_that_are_not_single_line_objects_and_of_name_mappings() -> None:
+    assert assert_same(SMALL, [b'{"id": 1}', b"[1]"], evolve=False).last_decline_reason == \
+        "not one single-line JSON object per value"
+    mapping = NameMapping([MappedField(field_id=1, names=["renamed_id"])])
+    assert assert_same(SMALL, [b'{"renamed_id": 1}'], evolve=False, name_mapping=mapping).declines == \
+        {"the table has a name mapping": 2}
+
+
+def test_convert_fast_and_convert_struct_raise_the_reason() -> None:
+    converter = JsonBatchConverter(TYPES, evolve=False)
+    with pytest.raises(Declined, match="^value out of range$"):
+        converter.convert_fast(encode([{"i": 2**31}]))
+    with pytest.raises(Declined, match="^value out of range$"):
+        converter.convert_struct(pa.array([{"i": 2**31}]))
+    with pytest.raises(Declined, match="^values are not maps$"):
+        converter.convert_struct(pa.array([1, 2]))
+    assert converter.convert_struct(pa.array([{"i": 7}])).column("i").to_pylist() == [7]
+    assert converter.declines == {}  # only convert() counts: it is the one that falls back
+
+
+def test_parse_json_objects_raises_the_reason() -> None:
+    with pytest.raises(Declined, match="^a key holds values of different JSON kinds$"):
+        parse_json_objects(pa.array([b'{"a": 1}', b'{"a": "x"}'], pa.binary()))
+    with pytest.raises(Declined, match="^-0.0"):
+        parse_json_objects(pa.array([b'{"a": -0.0}'], pa.binary()))
+
+
+# --- a bug in the fast path is not a reason ---------------------------------------------------------
+
+
+def _injected_bug(*args: Any) -> None:
+    raise TypeError("injected bug")
+
+
+def test_strict_mode_raises_a_bug_in_the_fast_path(monkeypatch) -> None:
+    values = encode([RECORD])
+    monkeypatch.setattr(json_batch, "_check_range", _injected_bug)  # the ts column's range check
+    with pytest.raises(TypeError, match="injected bug"):
+        JsonBatchConverter(SMALL, evolve=False).convert(values)
+    with pytest.raises(TypeError, match="injected bug"):
+        JsonBatchConverter(SMALL, evolve=False).convert_struct(pa.array([RECORD]))
+    monkeypatch.setattr(json_batch, "_check_doubles", _injected_bug)
+    with pytest.raises(TypeError, match="injected bug"):
+        parse_json_objects(pa.array(values, pa.binary()))
+
+
+def test_without_strict_mode_a_bug_declines_as_unexpected_and_logs_the_trace(monkeypatch, caplog) -> None:
+    monkeypatch.delenv(STRICT_ENV)
+    monkeypatch.setattr(json_batch, "_check_range", _injected_bug)
+    values = encode([RECORD])
+    converter = JsonBatchConverter(SMALL, evolve=False)
+    with caplog.at_level(logging.WARNING, logger="connector.api.declined"):
+        result = converter.convert(values)
+    assert result.table.equals(RecordConverter(SMALL, evolve=False).convert(decode_json_values(values)).table)
+    assert converter.declines == {UNEXPECTED: 1}
+    (record,) = caplog.records
+    assert "JSON batch conversion" in record.getMessage()
+    assert record.exc_info is not None and record.exc_info[0] is TypeError
+    with pytest.raises(Declined, match=f"^{UNEXPECTED}$"):
+        converter.convert_struct(pa.array([RECORD]))
 
 
 # --- throughput (reported, loosely asserted) ------------------------------------------------------

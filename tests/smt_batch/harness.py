@@ -13,7 +13,8 @@ import converters
 from connector.api.record import Header, SinkRecord, TimestampType
 from connector.data.json_batch import parse_json_objects
 from connector.kafka.range_reader import RAW_SCHEMA
-from smt.batch import ALL, BatchTransformationChain, Declined, RecordBatchView, Values, normalized
+from connector.api.declined import Declined
+from smt.batch import ALL, BatchTransformationChain, RecordBatchView, Values, normalized
 from smt.chain import TransformationChain
 
 KAFKA = "org.apache.kafka.connect.transforms"
@@ -74,10 +75,9 @@ def per_record(chain: TransformationChain, batch: pa.RecordBatch):
     return ("ok", out)
 
 
-def view_of(batch: pa.RecordBatch) -> RecordBatchView | None:
+def view_of(batch: pa.RecordBatch) -> RecordBatchView:
+    """The batch's view; Declined if its values are not parsed column-wise."""
     parsed = parse_json_objects(batch.column("value"))
-    if parsed is None:
-        return None
     return RecordBatchView.from_raw(batch, Values.from_json(parsed.array, parsed.loose))
 
 
@@ -85,13 +85,14 @@ def batched(chain: TransformationChain, batch: pa.RecordBatch):
     """("ok", rows, loose) from the batch chain, or ("declined", reason)."""
     batch_chain = BatchTransformationChain.from_chain(chain)
     assert batch_chain is not None, chain
-    view = view_of(batch)
-    if view is None:
-        return ("declined", "parse")
+    try:
+        view = view_of(batch)
+    except Declined as declined:
+        return ("declined", f"parse: {declined.reason}")
     try:
         out = batch_chain.apply(view)
-    except Declined as reason:
-        return ("declined", str(reason))
+    except Declined as declined:
+        return ("declined", declined.reason)
     rows = list(zip(out.offset.to_pylist(), out.topics(), out.values()))
     return ("ok", rows, out.loose_fields() if out.value.is_map else out.value.loose)
 

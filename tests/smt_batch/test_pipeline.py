@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import tempfile
 from pathlib import Path
 
@@ -51,7 +52,19 @@ def assert_same_tables(expected, got) -> None:
     assert [name for name, _ in got[1]] == [name for name, _ in expected[1]]
     for (_, want), (_, have) in zip(expected[1], got[1]):
         assert have.schema.equals(want.schema, check_metadata=True), (want.schema, have.schema)
-        assert have.equals(want), (want.to_pylist(), have.to_pylist())
+        assert have.equals(want) or _nan_marked(have.to_pylist()) == _nan_marked(want.to_pylist()), \
+            (want.to_pylist(), have.to_pylist())
+
+
+def _nan_marked(value):
+    """``value`` with NaN (which Table.equals finds unequal to itself) as a marker; e.g. Cast of "NaN"."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, dict):
+        return {k: _nan_marked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nan_marked(v) for v in value]
+    return value
 
 
 def compare(transforms: dict[str, str], batches, **extra: str):
@@ -105,7 +118,7 @@ def test_tombstones_are_skipped_and_mixed_kinds_decline():
     transforms = {k: v for k, v in SMT3.items() if not k.startswith("transforms.mask")}
     transforms["transforms"] = "insert,rename"
     got, pipeline = compare(transforms, [raw_batch(values[:2]), raw_batch(values, first_offset=2)])
-    assert pipeline.batches["declined: values are not JSON objects"] == 1
+    assert pipeline.batches["declined: a key holds values of different JSON kinds"] == 1
 
 
 def test_errors_name_the_record_on_both_paths():

@@ -292,6 +292,8 @@ def test_parse_json_objects(values, parsed):
     b'[1]', b'{"a": 1}\n', b'', b'{"a": 007}', b' {"a": 1}', b'{"a": "\\ud800"}',
 ])
 def test_parse_json_objects_declines_what_it_would_read_differently(value):
+    from connector.api.declined import Declined
     from connector.data.json_batch import parse_json_objects
 
-    assert parse_json_objects(pa.array([value, b'{"a": 1.5}'], pa.binary())) is None
+    with pytest.raises(Declined):
+        parse_json_objects(pa.array([value, b'{"a": 1.5}'], pa.binary()))

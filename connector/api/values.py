@@ -887,13 +887,15 @@ class _ValueParser:
         return temporal if temporal is not None else SchemaAndValue(Schema.STRING_SCHEMA, content)
 
     def _parse_array(self) -> SchemaAndValue:
-        tokens, result, merger = self.tokens, [], _SchemaMerger()
+        tokens, merger = self.tokens, _SchemaMerger()
+        result: list[Any] = []
         while tokens.has_next():
             if tokens.can_consume("]"):
                 if merger.common is None:
                     return SchemaAndValue(Schema(Type.ARRAY), result)  # every element is null
-                schema = SchemaBuilder.array(merger.common).build()
-                return SchemaAndValue(schema, [_convert_to(schema.value_schema, None, v) for v in result])
+                element_schema = merger.common
+                schema = SchemaBuilder.array(element_schema).build()
+                return SchemaAndValue(schema, [_convert_to(element_schema, None, v) for v in result])
             if tokens.can_consume(","):
                 raise DataException(f"Unable to parse an empty array element: {tokens.original}")
             element = self.parse(True)
@@ -909,7 +911,8 @@ class _ValueParser:
         raise DataException(f"Array is missing terminating ']': {tokens.original}")
 
     def _parse_map(self) -> SchemaAndValue:
-        tokens, result = self.tokens, {}
+        tokens = self.tokens
+        result: dict[Any, Any] = {}
         keys, values = _SchemaMerger(), _SchemaMerger()
         while tokens.has_next():
             if tokens.can_consume("}"):

@@ -453,7 +453,8 @@ class JsonBatchConverter:
             options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
             try:
                 table = pa_json.read_json(
-                    io.BytesIO(joined), read_options=pa_json.ReadOptions(use_threads=False, block_size=_block_size(joined)),
+                    io.BytesIO(joined),
+                    read_options=pa_json.ReadOptions(use_threads=False, block_size=_block_size(joined)),
                     parse_options=options,
                 )
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:

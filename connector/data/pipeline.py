@@ -194,6 +194,7 @@ class TaskPipeline:
             valid = values.is_valid()
             return {table: TableRows(RAW_JSON, values, topics, partitions, offsets).filter(valid)
                     for table in self.router.static_tables}
+        assert self.batch_chain is not None  # chosen with the strategy
         parsed = parse_json_objects(batch.column("value"))
         try:
             view = self.batch_chain.apply(RecordBatchView.from_raw(batch, Values.from_json(parsed.array,

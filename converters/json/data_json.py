@@ -207,9 +207,10 @@ def to_connect(schema: Schema | None, node: Any, config: JsonConverterConfig) ->
             return _null_to_connect(schema, config)
         schema_type = schema.type
     else:
-        schema_type = _schemaless_type(node)
-        if schema_type is None:
+        inferred = _schemaless_type(node)
+        if inferred is None:
             return None
+        schema_type = inferred
     if schema is not None and schema.name is not None:
         logical = _LOGICAL_TO_CONNECT.get(schema.name)
         if logical is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import decimal
 import json
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from connector.api.errors import DataException
 from connector.api.java import jackson
@@ -152,16 +152,21 @@ class SchemaTranslator:
         if schema_type is Type.ARRAY:
             if node.get("items") is None:
                 raise DataException("Array schema did not specify the element type")
-            return SchemaBuilder.array(self.as_connect_schema(node["items"]))
+            return SchemaBuilder.array(self._nested_schema(node["items"]))
         if schema_type is Type.MAP:
             if "keys" not in node:
                 raise DataException("Map schema did not specify the key type")
             if "values" not in node:
                 raise DataException("Map schema did not specify the value type")
-            return SchemaBuilder.map(self.as_connect_schema(node["keys"]), self.as_connect_schema(node["values"]))
+            return SchemaBuilder.map(self._nested_schema(node["keys"]),
+                                     self._nested_schema(node["values"]))
         if schema_type is Type.STRUCT:
             return self._struct_builder(node)
         return SchemaBuilder.type_of(schema_type)
+
+    def _nested_schema(self, node: Any) -> Schema:
+        # A JSON null here reaches SchemaBuilder, which refuses it with Connect's own message.
+        return cast(Schema, self.as_connect_schema(node))
 
     def _struct_builder(self, node: dict[str, Any]) -> SchemaBuilder:
         fields = node.get("fields")
@@ -172,7 +177,7 @@ class SchemaTranslator:
             name = field.get("field") if isinstance(field, dict) else None
             if not isinstance(name, str):
                 raise DataException("Struct schema's field name not specified properly")
-            builder.field(name, self.as_connect_schema(field))
+            builder.field(name, self._nested_schema(field))
         return builder
 
     def _read_attributes(self, builder: SchemaBuilder, node: dict[str, Any]) -> None:

@@ -193,7 +193,7 @@ class MaskFieldBatch(BatchTransform):
                 continue
             loose = fields.field_loose(name)
             origin = fields.origins.get(name)
-            fields.put(name, self._masked(array, lambda: view.is_loose(name)), loose)
+            fields.put(name, self._masked(array, lambda name=name: view.is_loose(name)), loose)
             if origin is not None:
                 fields.origins[name] = origin  # masking keeps each value's kind
         return view.with_value(fields.values())
@@ -230,7 +230,8 @@ def _replacement_for(sample: Any, replacement: str) -> tuple[bool, Any]:
         return False, exc
 
 
-def _ok(result: tuple[bool, Any]) -> Any:
+def _ok(result: tuple[bool, Any] | None) -> Any:
+    assert result is not None  # computed in __init__ whenever there is a replacement
     ok, value = result
     if not ok:
         raise Declined("MaskField replacement does not parse as a number") from value
@@ -283,7 +284,7 @@ class CastBatch(BatchTransform):
                 # column so that a later rename onto it collides, as per record.
                 fields.put(name, pa.nulls(fields.length))
                 continue
-            fields.put(name, cast_array(array, target, lambda: view.is_loose(name)))
+            fields.put(name, cast_array(array, target, lambda name=name: view.is_loose(name)))
         return view.with_value(fields.values())
 
 

@@ -224,8 +224,8 @@ class RecordBatchView:
     headers: pa.Array  # list<struct<key: string, value: binary>>
     value: Values
     index: pa.Array  # int64: row position in the source batch
-    original_topic: pa.Array = field(default=None)  # type: ignore[assignment]
-    original_partition: pa.Array = field(default=None)  # type: ignore[assignment]
+    original_topic: pa.Array = field(default=None)
+    original_partition: pa.Array = field(default=None)
     raw_value: pa.Array | None = None  # the values' JSON text, to tell JSON integers from floats
 
     def __post_init__(self) -> None:

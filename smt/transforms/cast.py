@@ -55,6 +55,7 @@ from smt.base import (
     field_value,
     replace_null_with_default,
     require_map,
+    require_schema,
     require_struct,
 )
 
@@ -321,7 +322,7 @@ class Cast(SidedTransformation):
         self.casts = parse_field_types(config[SPEC_CONFIG])
         self.whole_value_cast_type = self.casts.get(WHOLE_VALUE_CAST)
         self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if self.operating_value(record) is None:
@@ -341,7 +342,7 @@ class Cast(SidedTransformation):
         return self.new_record(record, None, updated)
 
     def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
-        schema = self.operating_schema(record)
+        schema = require_schema(self.operating_schema(record), PURPOSE)
         updated_schema = self.updated_schema(schema)
         if self.whole_value_cast_type is not None:
             return self.new_record(
@@ -354,7 +355,7 @@ class Cast(SidedTransformation):
             original = field_value(value, field, self.replace_null_with_default)
             target = self.casts.get(field.name)
             new_value = cast_value_to_type(field.schema, original, target) if target is not None else original
-            updated.put(updated_schema.field(field.name), new_value)
+            updated.put(field.name, new_value)
         return self.new_record(record, updated_schema, updated)
 
     def updated_schema(self, schema: Schema) -> Schema:

@@ -143,13 +143,12 @@ def test_one_reader_for_many_ranges(conf, rich_topic, transactional_topic):
         OffsetRange(topic, 0, 5, 5),
         OffsetRange(topic, 0, 990, 1000),
     ]
-    started = time.monotonic()
-    with RangeReader(conf, batch_size=250) as reader:
+    # a reader waiting for records that never come would stall and raise
+    with RangeReader(conf, batch_size=250, stall_timeout=10) as reader:
         abandoned = reader.read(OffsetRange(topic, 0, 0, 1000))
         next(abandoned)
         abandoned.close()
         tables = [pa.Table.from_batches(list(reader.read(rng)), schema=RAW_SCHEMA) for rng in ranges]
-    assert time.monotonic() - started < 10
     assert tables[0].column("offset").to_pylist() == [0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16]
     assert tables[1].column("value").to_pylist() + tables[2].column("value").to_pylist() == values
     assert tables[3].column("offset").to_pylist() == [12, 13, 14, 15, 16]
@@ -159,12 +158,12 @@ def test_one_reader_for_many_ranges(conf, rich_topic, transactional_topic):
 
 def test_range_beyond_the_partition_end_fails_fast(conf, rich_topic):
     topic, values, *_ = rich_topic
-    started = time.monotonic()
+    # the range's end is checked against the partition's, not waited for (a stall would say so instead)
     with pytest.raises(RangeReadError, match=rf"{topic}\[0\]: the partition ends at offset 1000"):
         list(read_range(conf, OffsetRange(topic, 0, 990, 1010), stall_timeout=30))
-    with pytest.raises(RangeReadError, match=rf"{topic}\[0\]"):
+    with pytest.raises(RangeReadError, match=rf"{topic}\[0\]") as beyond:
         list(read_range(conf, OffsetRange(topic, 0, 2000, 2010), stall_timeout=30))
-    assert time.monotonic() - started < 10
+    assert "no records for" not in str(beyond.value)  # not a stall
 
 
 def test_unknown_topic_is_an_error_naming_it(conf):

@@ -9,11 +9,10 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 import converters
-
+from connector.api.declined import Declined
 from connector.api.record import Header, SinkRecord, TimestampType
 from connector.data.json_batch import parse_json_objects
 from connector.kafka.range_reader import RAW_SCHEMA
-from connector.api.declined import Declined
 from smt.batch import ALL, BatchTransformationChain, RecordBatchView, Values, normalized
 from smt.chain import TransformationChain
 
@@ -142,8 +141,8 @@ def sink_props(root: Path, *, transforms: dict[str, str] | None = None, **extra:
 
 def run_pipeline(props: dict[str, str], batches: Sequence[pa.RecordBatch], *, columnar: bool):
     """Feed batches to a TaskPipeline, creating/evolving tables inline; the buffered rows per table."""
-    from connector.config.sink_config import SinkConfig
     from connector.channel.worker import new_pipeline
+    from connector.config.sink_config import SinkConfig
 
     config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
     pipeline = new_pipeline(config, "task-0", columnar=columnar)

@@ -31,7 +31,8 @@ KINDS = ["int", "float", "number", "bool", "str", "obj", "list_int", "list_str",
 
 def scalar_of(kind: str) -> st.SearchStrategy:
     return {
-        "int": ints, "float": floats, "number": st.one_of(st.integers(-1000, 1000), st.integers(-(2**53) + 1, 2**53 - 1), floats),
+        "int": ints, "float": floats,
+        "number": st.one_of(st.integers(-1000, 1000), st.integers(-(2**53) + 1, 2**53 - 1), floats),
         "bool": st.booleans(), "str": texts, "null": st.none(),
     }[kind]
 

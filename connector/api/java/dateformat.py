@@ -210,27 +210,27 @@ class JavaDateFormat:
                 fields[letter if letter != "L" else "M"] = value
                 pos = m.end()
             elif letter in "ML":
-                value = _match_text(text, pos, [(name, i + 1) for i, name in enumerate(_MONTHS)]
+                matched = _match_text(text, pos, [(name, i + 1) for i, name in enumerate(_MONTHS)]
                                     + [(name[:3], i + 1) for i, name in enumerate(_MONTHS)])
-                if value is None:
+                if matched is None:
                     raise ValueError(f"Unparseable date: \"{text}\"")
-                fields["M"], pos = value
+                fields["M"], pos = matched
             elif letter == "E":
-                value = _match_text(text, pos, [(d, i) for i, d in enumerate(_DAYS)]
+                matched = _match_text(text, pos, [(d, i) for i, d in enumerate(_DAYS)]
                                     + [(d[:3], i) for i, d in enumerate(_DAYS)])
-                if value is None:
+                if matched is None:
                     raise ValueError(f"Unparseable date: \"{text}\"")
-                pos = value[1]
+                pos = matched[1]
             elif letter == "a":
-                value = _match_text(text, pos, [("AM", 0), ("PM", 1)])
-                if value is None:
+                matched = _match_text(text, pos, [("AM", 0), ("PM", 1)])
+                if matched is None:
                     raise ValueError(f"Unparseable date: \"{text}\"")
-                fields["a"], pos = value
+                fields["a"], pos = matched
             elif letter == "G":
-                value = _match_text(text, pos, [("AD", 1), ("BC", 0)])
-                if value is None:
+                matched = _match_text(text, pos, [("AD", 1), ("BC", 0)])
+                if matched is None:
                     raise ValueError(f"Unparseable date: \"{text}\"")
-                pos = value[1]
+                pos = matched[1]
             else:  # z, Z, X
                 parsed = _parse_zone(text, pos, letter)
                 if parsed is None:

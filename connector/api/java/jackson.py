@@ -262,7 +262,7 @@ def quote(text: str) -> str:
     """``text`` as a JSON string literal, escaped as Jackson escapes it."""
     if _HEX_LETTER_CONTROLS.search(text):
         return '"' + text.translate(_ESCAPES) + '"'
-    return json.encoder.encode_basestring(text)  # type: ignore[attr-defined]
+    return json.encoder.encode_basestring(text)
 
 
 def _float_text(value: float, text: str) -> str:

@@ -60,7 +60,8 @@ def _translate_java_regex(pattern: str) -> str:
                     raise error("Illegal/unsupported character property")
                 negate_inner = bool(m.group(1))
                 name = m.group(2) or m.group(3)
-                name = name[2:] if name.startswith("Is") and name[2:] in _POSIX_CLASSES and name not in _POSIX_CLASSES else name
+                if name.startswith("Is") and name[2:] in _POSIX_CLASSES and name not in _POSIX_CLASSES:
+                    name = name[2:]
                 if name not in _POSIX_CLASSES:
                     raise error(f"Unknown character property name {{{name}}}")
                 ranges = _POSIX_CLASSES[name]
@@ -160,14 +161,14 @@ def _translate_java_regex(pattern: str) -> str:
                 raise error("Unknown inline modifier")
             m = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])").match(pattern, i)
             if m and (m.group(1) or m.group(2) is not None):
-                on, off, end = m.group(1), m.group(2) or "", m.group(3)
+                on, off, closer = m.group(1), m.group(2) or "", m.group(3)
                 for flag in on + off:
                     if flag not in _JAVA_FLAGS:
                         raise error("Unknown inline modifier")
                 py_on = "".join(_JAVA_FLAGS[f] for f in on)
                 py_off = "".join(_JAVA_FLAGS[f] for f in off)
                 spec = py_on + (("-" + py_off) if py_off else "")
-                if end == ":":
+                if closer == ":":
                     out.append(f"(?{spec}:" if spec else "(?:")
                     group_stack.append(0)
                 elif spec and not out and not group_stack and not py_off:

@@ -10,7 +10,6 @@ DataException, as is writing a value of another type.
 from __future__ import annotations
 
 import abc
-
 import struct
 from typing import Any, Mapping
 

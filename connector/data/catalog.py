@@ -20,9 +20,8 @@ translates what differs:
 
 from __future__ import annotations
 
-import os
-
 import importlib.util
+import os
 from urllib.parse import quote, urlsplit
 
 from pyiceberg.catalog import Catalog

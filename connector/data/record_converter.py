@@ -71,6 +71,7 @@ from pyiceberg.types import (
 from connector.api.errors import DataException
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
+from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange, SchemaUpdates
 from connector.data.type_mapping import iceberg_type_for, infer_iceberg_type, widened_type_for
 from connector.data.value_converters import (
@@ -81,7 +82,6 @@ from connector.data.value_converters import (
     StructConverter,
     names_by_field_id,
 )
-from connector.data.schema_ids import RegistrySchemaIds
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 

@@ -16,7 +16,6 @@ evolved from their schema by the record converter instead.
 from __future__ import annotations
 
 import abc
-
 import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence

@@ -42,10 +42,17 @@ from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.avro_data import (
-    AVRO_DATA_CONFIG, AvroData, AvroSchema, Branch, CompiledSchema, compile_schema, is_connect_union,
-    parse_schema, resolve_datum)
-from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter, SchemaRegistryException)
+    AVRO_DATA_CONFIG,
+    AvroData,
+    AvroSchema,
+    Branch,
+    CompiledSchema,
+    compile_schema,
+    is_connect_union,
+    parse_schema,
+    resolve_datum,
+)
+from converters.confluent.registry_client import LRUCache, RegisteredSchema, RegistryConverter, SchemaRegistryException
 from converters.confluent.serde_config import SERDE_CONFIG
 
 

@@ -52,13 +52,14 @@ import datetime as _dt
 import decimal as _decimal
 import json
 import math
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
-from connector.api.schema import Field, Schema, SchemaBuilder, Type
+from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 
 NAMESPACE = "io.confluent.connect.avro"

@@ -30,9 +30,13 @@ from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.json_schema_data import (
-    JSON_SCHEMA_DATA_CONFIG, JsonSchemaData, JsonSchemaDocument, dumps_json, loads_json)
-from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter)
+    JSON_SCHEMA_DATA_CONFIG,
+    JsonSchemaData,
+    JsonSchemaDocument,
+    dumps_json,
+    loads_json,
+)
+from converters.confluent.registry_client import LRUCache, RegisteredSchema, RegistryConverter
 from converters.confluent.serde_config import SERDE_CONFIG
 
 

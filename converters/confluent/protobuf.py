@@ -36,10 +36,8 @@ from connector.api.errors import DataException
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
-from converters.confluent.protobuf_data import (
-    PROTOBUF_DATA_CONFIG, ProtobufData, build_pool, message_name_for_indexes)
-from converters.confluent.registry_client import (
-    LRUCache, RegisteredSchema, RegistryConverter, decode_serialized)
+from converters.confluent.protobuf_data import PROTOBUF_DATA_CONFIG, ProtobufData, build_pool, message_name_for_indexes
+from converters.confluent.registry_client import LRUCache, RegisteredSchema, RegistryConverter, decode_serialized
 from converters.confluent.serde_config import SERDE_CONFIG
 
 

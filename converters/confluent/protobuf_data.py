@@ -171,9 +171,19 @@ def builtin_file_descriptors() -> list:
 
 
 def _runtime_well_known() -> list:
-    from google.protobuf import (any_pb2, api_pb2, descriptor_pb2, duration_pb2, empty_pb2,
-                                 field_mask_pb2, source_context_pb2, struct_pb2, timestamp_pb2,
-                                 type_pb2, wrappers_pb2)
+    from google.protobuf import (
+        any_pb2,
+        api_pb2,
+        descriptor_pb2,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        source_context_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        type_pb2,
+        wrappers_pb2,
+    )
 
     out = []
     for module in (descriptor_pb2, any_pb2, source_context_pb2, type_pb2, api_pb2, duration_pb2,

@@ -708,7 +708,10 @@ class RegistryConverter(Converter):
 
     def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:
         from converters.confluent.subject_naming import (  # local import: no cycle at load time
-            KEY_SUBJECT_NAME_STRATEGY, VALUE_SUBJECT_NAME_STRATEGY, load_strategy)
+            KEY_SUBJECT_NAME_STRATEGY,
+            VALUE_SUBJECT_NAME_STRATEGY,
+            load_strategy,
+        )
 
         self.config = dict(config or {})
         values = self.CONFIG_DEF.parse(self.config)

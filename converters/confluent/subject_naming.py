@@ -22,7 +22,6 @@ accepted too.
 from __future__ import annotations
 
 import abc
-
 from typing import Any
 
 from connector.api.errors import ConfigException, DataException

@@ -44,12 +44,14 @@ import converters
 from connector.api import Schema, SchemaBuilder, Struct
 from connector.api.logical import Decimal as ConnectDecimal
 from connector.api.logical import Timestamp as ConnectTimestamp
+from connector.data.decoder import RecordConversionFailed, RecordDecoder
 from connector.data.record_converter import (
     RecordConversionError,
     RecordConverter,
     conversion_conflict,
     registry_schema_note,
 )
+from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import (
     IncompatibleSchemaChange,
     SchemaUpdates,
@@ -59,8 +61,6 @@ from connector.data.schema_update import (
     topic_schema_ids_property,
 )
 from connector.data.type_mapping import iceberg_schema_for
-from connector.data.decoder import RecordConversionFailed, RecordDecoder
-from connector.data.schema_ids import RegistrySchemaIds
 from tests.data.conftest import make_catalog
 
 

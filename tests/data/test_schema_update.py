@@ -22,7 +22,8 @@ from pyiceberg.types import (
     StructType,
 )
 
-from connector.api import DataException, SchemaBuilder, Schema as ConnectSchema, Struct
+from connector.api import DataException, SchemaBuilder, Struct
+from connector.api import Schema as ConnectSchema
 from connector.data.record_converter import RecordConverter
 from connector.data.schema_update import (
     AddColumn,

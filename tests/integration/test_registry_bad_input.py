@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import socket
 import struct
-import time
 
 import pytest
 

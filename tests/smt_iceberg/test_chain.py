@@ -7,12 +7,11 @@ import json
 
 import pytest
 
+import smt.chain as chain
 from connector.api.errors import ConfigException, DataException
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from tests.smt_iceberg import sink_record
-
-import smt.chain as chain
 
 
 def build(config: dict):

@@ -882,9 +882,19 @@ _WELL_KNOWN_CACHE: list = []
 def _well_known_files() -> list:
     if _WELL_KNOWN_CACHE:
         return _WELL_KNOWN_CACHE
-    from google.protobuf import (any_pb2, api_pb2, descriptor_pb2, duration_pb2, empty_pb2,
-                                 field_mask_pb2, source_context_pb2, struct_pb2, timestamp_pb2,
-                                 type_pb2, wrappers_pb2)
+    from google.protobuf import (
+        any_pb2,
+        api_pb2,
+        descriptor_pb2,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        source_context_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        type_pb2,
+        wrappers_pb2,
+    )
 
     modules = [descriptor_pb2, any_pb2, source_context_pb2, type_pb2, api_pb2, duration_pb2,
                empty_pb2, field_mask_pb2, struct_pb2, timestamp_pb2, wrappers_pb2]

@@ -95,7 +95,9 @@ def _partition_field(schema: Schema, term: str, config_key: str, field_id: int) 
     source = _source_field(schema, column, term, config_key)
     if not transform.can_transform(source.field_type):
         raise ConfigException(
-            config_key, term, f"transform {transform} cannot be applied to column '{column}' of type {source.field_type}"
+            config_key,
+            term,
+            f"transform {transform} cannot be applied to column '{column}' of type {source.field_type}",
         )
     name = column if suffix is None else f"{column}_{suffix}"
     return PartitionField(source_id=source.field_id, field_id=field_id, transform=transform, name=name)

@@ -145,7 +145,7 @@ class ValueConverter(abc.ABC):
     def _slow_array(self, values: list, convert: Callable[[Any], Any]) -> pa.Array:
         try:
             converted = [None if v is None else convert(v) for v in values]
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure is located and reported per value below
             converted = _convert_locating(values, convert)
         try:
             array = pa.array(converted, type=self.build_type)
@@ -168,7 +168,7 @@ def _first_unbuildable(values: list, arrow_type: pa.DataType) -> int:
     for index, value in enumerate(values):
         try:
             pa.array([value], type=arrow_type)
-        except Exception:
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
             return index
     return 0
 

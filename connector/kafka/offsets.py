@@ -126,7 +126,9 @@ def _check_exist(metadata: ClusterMetadata, assignment: Sequence[KafkaTopicParti
         if tp.topic not in metadata.topics or tp.partition not in metadata.topics[tp.topic].partitions
     )
     if missing:
-        raise KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, f"Unknown topic-partitions: {', '.join(missing)}"))
+        raise KafkaException(
+            KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, f"Unknown topic-partitions: {', '.join(missing)}")
+        )
 
 
 def _await_eof(consumer: Consumer, pending: set[TopicPartition], timeout: float) -> dict[TopicPartition, int]:

@@ -105,7 +105,9 @@ def read_range(
     """
     if rng.start >= rng.end:
         return
-    with RangeReader(client_conf, batch_size=batch_size, poll_timeout=poll_timeout, stall_timeout=stall_timeout) as reader:
+    with RangeReader(
+        client_conf, batch_size=batch_size, poll_timeout=poll_timeout, stall_timeout=stall_timeout
+    ) as reader:
         yield from reader.read(rng)
 
 

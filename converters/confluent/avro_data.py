@@ -1127,7 +1127,6 @@ class AvroData:
         t = schema.type
         params = schema.parameters or {}
         base: Any
-        base_ns = enclosing_ns
         if t is Type.INT8:
             connect_type, base = CONNECT_TYPE_INT8, {"type": "int"}
         elif t is Type.INT16:
@@ -1233,7 +1232,6 @@ class AvroData:
                     fields.append(self._avro_field(self._scrub(f.name) or f.name, f.schema, fdoc,
                                                    ctx, ns))
                 base["fields"] = fields
-                base_ns = ns
         else:
             raise DataException(f"Unknown schema type: {t}")
 

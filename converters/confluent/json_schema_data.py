@@ -336,7 +336,6 @@ class JsonSchemaData:
     def _to_connect(self, ctx: "_Ctx", node: JNode, version: int | None, force_optional: bool
                     ) -> Schema:
         k = node.kind
-        spec: dict[str, Any] = {"params": {}}
         builder: SchemaBuilder
         if k == "boolean":
             builder = SchemaBuilder.bool()

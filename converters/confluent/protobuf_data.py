@@ -325,9 +325,11 @@ def meta_params(options_bytes: bytes) -> dict[str, str]:
         return {}
     if found is None:
         return {}
+    from google.protobuf.message import DecodeError
+
     try:
         return dict(_meta_class().FromString(found).params)
-    except Exception:
+    except DecodeError:
         return {}
 
 
@@ -534,12 +536,12 @@ class ProtobufData:
         return builder.build()
 
     def _field_schema(self, info: _FieldInfo, oneof_member: bool, stack: tuple) -> Schema:
-        from google.protobuf.descriptor import FieldDescriptor as FD
+        from google.protobuf.descriptor import FieldDescriptor
 
         fd = info.fd
         t = info.type
         builder: SchemaBuilder
-        if t in (FD.TYPE_INT32, FD.TYPE_SINT32, FD.TYPE_SFIXED32):
+        if t in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SFIXED32):
             connect_type = info.meta.get(CONNECT_TYPE_PROP)
             if connect_type == "int8":
                 builder = SchemaBuilder.int8()
@@ -547,24 +549,25 @@ class ProtobufData:
                 builder = SchemaBuilder.int16()
             else:
                 builder = SchemaBuilder.int32()
-                if t != FD.TYPE_INT32:
+                if t != FieldDescriptor.TYPE_INT32:
                     builder.parameter(PROTOBUF_TYPE_PROP, _TYPE_NAMES[t])
-        elif t in (FD.TYPE_UINT32, FD.TYPE_FIXED32, FD.TYPE_INT64, FD.TYPE_UINT64, FD.TYPE_SINT64,
-                   FD.TYPE_FIXED64, FD.TYPE_SFIXED64):
+        elif t in (FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32, FieldDescriptor.TYPE_INT64,
+                   FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED64,
+                   FieldDescriptor.TYPE_SFIXED64):
             builder = SchemaBuilder.int64()
-            if t != FD.TYPE_INT64:
+            if t != FieldDescriptor.TYPE_INT64:
                 builder.parameter(PROTOBUF_TYPE_PROP, _TYPE_NAMES[t])
-        elif t == FD.TYPE_FLOAT:
+        elif t == FieldDescriptor.TYPE_FLOAT:
             builder = SchemaBuilder.float32()
-        elif t == FD.TYPE_DOUBLE:
+        elif t == FieldDescriptor.TYPE_DOUBLE:
             builder = SchemaBuilder.float64()
-        elif t == FD.TYPE_BOOL:
+        elif t == FieldDescriptor.TYPE_BOOL:
             builder = SchemaBuilder.bool()
-        elif t == FD.TYPE_STRING:
+        elif t == FieldDescriptor.TYPE_STRING:
             builder = SchemaBuilder.string()
-        elif t == FD.TYPE_BYTES:
+        elif t == FieldDescriptor.TYPE_BYTES:
             builder = SchemaBuilder.bytes()
-        elif t == FD.TYPE_ENUM:
+        elif t == FieldDescriptor.TYPE_ENUM:
             enum = fd.enum_type
             builder = SchemaBuilder.int32() if self.int_for_enums else SchemaBuilder.string()
             builder.name(enum.full_name if self.enhanced else enum.name)
@@ -573,7 +576,7 @@ class ProtobufData:
             for value in enum.values:
                 builder.parameter(f"{param}.{value.name}", str(value.number))
             builder.optional()
-        elif t in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
+        elif t in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
             full = info.message_name
             if full == DECIMAL_TYPE:
                 scale = _int_or(info.meta.get(PROTOBUF_SCALE_PROP), 0)
@@ -1059,9 +1062,9 @@ class ProtobufData:
                 raise DataException(f"Enum symbol {value!r} not in {fd.enum_type.full_name}")
             return v.number
         raw = _to_raw(schema, value)
-        from google.protobuf.descriptor import FieldDescriptor as FD
+        from google.protobuf.descriptor import FieldDescriptor
 
-        if fd.type in (FD.TYPE_UINT64, FD.TYPE_FIXED64) and isinstance(raw, int) and raw < 0:
+        if fd.type in (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64) and isinstance(raw, int) and raw < 0:
             raw += 2 ** 64
         return raw
 

@@ -170,7 +170,9 @@ class MongoDataConverter:
         self._check_homogenous(key, elements, value_type, parent_name)
         return SchemaBuilder.array(self._element_schema(key, value_type, elements, parent_name)).optional().build()
 
-    def _check_homogenous(self, key: str, elements: list[BsonValue], value_type: BsonType, parent_name: str | None) -> None:
+    def _check_homogenous(
+        self, key: str, elements: list[BsonValue], value_type: BsonType, parent_name: str | None
+    ) -> None:
         if value_type is BsonType.DOCUMENT:
             union: dict[str, BsonType] = {}
             for element in elements:
@@ -209,7 +211,9 @@ class MongoDataConverter:
             "Check option 'struct' of parameter 'array.encoding'"
         )
 
-    def _element_schema(self, key: str, value_type: BsonType, elements: list[BsonValue], parent_name: str | None) -> Schema:
+    def _element_schema(
+        self, key: str, value_type: BsonType, elements: list[BsonValue], parent_name: str | None
+    ) -> Schema:
         if value_type in _SCALAR_SCHEMAS:
             return _SCALAR_SCHEMAS[value_type]
         if value_type is BsonType.DOCUMENT:
@@ -222,7 +226,11 @@ class MongoDataConverter:
                 seen: dict[str, BsonType] = {}
                 for element in elements:
                     for member, member_value in element.value.items():
-                        if skip_empty and member_value.type in (BsonType.DOCUMENT, BsonType.ARRAY) and not member_value.value:
+                        if (
+                            skip_empty
+                            and member_value.type in (BsonType.DOCUMENT, BsonType.ARRAY)
+                            and not member_value.value
+                        ):
                             continue
                         if member not in seen:
                             seen[member] = member_value.type

@@ -106,15 +106,16 @@ class TransformationChain:
 
     def apply(self, record: SinkRecord) -> SinkRecord | None:
         """Run the record through every stage; None as soon as a stage drops it."""
+        current = record
         for stage in self.stages:
-            current = record
             try:
-                record = stage.apply(current)
+                result = stage.apply(current)
             except Exception as exc:
                 raise _runtime_error(stage, exc, current) from exc
-            if record is None:
+            if result is None:
                 return None
-        return record
+            current = result
+        return current
 
     def close(self) -> None:
         for stage in self.stages:

@@ -48,4 +48,4 @@ class LRUCache:
         return {"max_size": self._max_size}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["max_size"])
+        LRUCache.__init__(self, state["max_size"])

@@ -78,7 +78,8 @@ def parse_date_days(text: str) -> int:
     match = _DATE_RE.match(text)
     if match is None:
         raise DataException(f"Text '{text}' could not be parsed as a date")
-    return _days(*match.groups(), text)
+    year, month, day = match.groups()
+    return _days(year, month, day, text)
 
 
 def parse_time_micros(text: str) -> int:

@@ -256,26 +256,30 @@ class MongoDataConverter:
         if t in _SCALAR_SCHEMAS:
             struct.put(key, scalar_value(value))
             return
+        if t not in (BsonType.DOCUMENT, BsonType.ARRAY, BsonType.JAVASCRIPT_WITH_SCOPE, BsonType.REGULAR_EXPRESSION):
+            return  # UNDEFINED, SYMBOL, MIN_KEY, MAX_KEY, DB_POINTER: left out
         field = schema.field(key)
-        if t in (BsonType.DOCUMENT, BsonType.ARRAY, BsonType.JAVASCRIPT_WITH_SCOPE, BsonType.REGULAR_EXPRESSION):
-            if field is None:
-                raise DataException(f"Failed to find field '{key}' in schema {schema.name}")
+        if field is None:
+            raise DataException(f"Failed to find field '{key}' in schema {schema.name}")
+        field_schema = field.schema
         if t is BsonType.DOCUMENT:
-            struct.put(key, self.document_struct(value.value, field.schema))
+            struct.put(key, self.document_struct(value.value, field_schema))
         elif t is BsonType.REGULAR_EXPRESSION:
-            regex = Struct(field.schema)
+            regex = Struct(field_schema)
             regex.put("regex", value.value[0])
             regex.put("options", value.value[1])
             struct.put(key, regex)
         elif t is BsonType.JAVASCRIPT_WITH_SCOPE:
             code, scope = value.value
-            js = Struct(field.schema)
+            scope_field = field_schema.field("scope")
+            if scope_field is None:
+                raise DataException(f"Failed to find field 'scope' in schema {field_schema.name}")
+            js = Struct(field_schema)
             js.put("code", code)
-            js.put("scope", self.document_struct(scope, field.schema.field("scope").schema))
+            js.put("scope", self.document_struct(scope, scope_field.schema))
             struct.put(key, js)
-        elif t is BsonType.ARRAY:
-            struct.put(key, self._array_value(value.value, field.schema))
-        # UNDEFINED, SYMBOL, MIN_KEY, MAX_KEY, DB_POINTER: left out
+        else:  # ARRAY
+            struct.put(key, self._array_value(value.value, field_schema))
 
     def _array_value(self, elements: list[BsonValue], schema: Schema) -> Any:
         if self.array_encoding is ArrayEncoding.DOCUMENT:
@@ -298,6 +302,8 @@ class MongoDataConverter:
     def _append_element(self, element: BsonValue, element_schema: Schema | None, out: list) -> None:
         t = element.type
         if t is BsonType.DOCUMENT:
+            if element_schema is None:
+                raise DataException("Failed to find the schema of the array's documents")
             out.append(self.document_struct(element.value, element_schema))
         elif t is BsonType.ARRAY:
             inner: list = []

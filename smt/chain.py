@@ -170,7 +170,7 @@ def _plugin(config: Mapping[str, Any], prefix: str, kind: str) -> tuple[Any, str
     cls = resolve(type_name, config_key=type_key)
     try:
         return cls(), type_name
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - a user plugin constructor may raise anything; reported as Kafka does
         raise ConfigException(type_key, type_name,
                               f"Error getting config definition from {kind}: {exc}") from exc
 

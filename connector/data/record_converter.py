@@ -407,10 +407,10 @@ class RecordConverter:
                 columns.append((_last_of(rows, set(keys)), None))
         return columns
 
-    def _struct_columns(self, schema: Schema, rows: list[Struct]) -> list[tuple[list, Any]]:
+    def _struct_columns(self, schema: Schema, rows: list[Struct]) -> list[tuple[Sequence[Any], Any]]:
         plan = {name: (connect_field, convert) for connect_field, name, convert in self._root.plan_for(schema)}
         use_default = self._context.replace_null_with_default
-        columns: list[tuple[list, Any]] = []
+        columns: list[tuple[Sequence[Any], Any]] = []
         for table_field in self._root.fields:
             entry = plan.get(table_field.name)
             if entry is None:

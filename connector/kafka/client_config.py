@@ -35,7 +35,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from connector.api.errors import ConfigException
 
@@ -581,13 +581,14 @@ def admin_config(worker: Mapping[str, str], connector: Mapping[str, str], *, con
     return result.conf
 
 
-def admin_config_from(client_conf: Mapping[str, object]) -> dict[str, object]:
+def admin_config_from(client_conf: Mapping[str, object]) -> dict[str, Any]:
     """The subset of a (consumer) librdkafka config an AdminClient accepts.
 
     AdminClient warns about every consumer-only key; this keeps connection,
-    security and other global settings.
+    security and other global settings. (Values are librdkafka's: strings,
+    numbers, booleans, or callbacks such as ``error_cb``; hence ``Any``.)
     """
-    conf = {key: value for key, value in client_conf.items() if key in _LIBRDKAFKA_GLOBAL_KEYS}
+    conf: dict[str, Any] = {key: value for key, value in client_conf.items() if key in _LIBRDKAFKA_GLOBAL_KEYS}
     # Short-lived admin clients often log "Purging 1 unserved events from
     # background queue" (info) when destroyed: noise, warnings still show.
     conf.setdefault("log_level", 5)

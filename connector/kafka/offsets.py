@@ -147,11 +147,12 @@ def _await_eof(consumer: Consumer, pending: set[TopicPartition], timeout: float)
             error = message.error()
             if error is None:
                 continue
-            key = (message.topic(), message.partition())
+            topic, partition, offset = message.topic(), message.partition(), message.offset()
             if error.code() != KafkaError._PARTITION_EOF:
-                raise KafkaException(KafkaError(error.code(), f"{key[0]}[{key[1]}]: {error.str()}"))
-            ends[key] = message.offset()
-            pending.discard(key)
+                raise KafkaException(KafkaError(error.code(), f"{topic}[{partition}]: {error.str()}"))
+            if topic is not None and partition is not None and offset is not None:  # always, for an EOF event
+                ends[(topic, partition)] = offset
+                pending.discard((topic, partition))
     return ends
 
 

@@ -56,11 +56,11 @@ def _load(args) -> SinkConfig:
 
 
 def _run(config: SinkConfig, args) -> int:
+    from pyspark.sql import SparkSession
+
     from connector.job import SinkJob, StopSignal
     from connector.spark.runner import SparkTaskRunner
     from connector.spark.session import build_session
-
-    from pyspark.sql import SparkSession
 
     stop = StopSignal()
     stop.install()

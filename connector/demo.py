@@ -49,7 +49,8 @@ def show_table(config_props: dict[str, str]) -> None:
     print(f"\nTable {config_props['iceberg.tables']}: {data.num_rows} rows, {len(snapshots)} snapshot(s)")
     print(f"Schema:\n{table.schema()}")
     print(f"Partition spec: {table.spec()}")
-    summary = table.current_snapshot().summary.additional_properties
+    snapshot = table.current_snapshot()
+    summary = snapshot.summary.additional_properties if snapshot is not None and snapshot.summary else {}
     print("Snapshot summary offsets:")
     for key, value in sorted(summary.items()):
         if key.startswith(OFFSETS_PREFIX) or key.startswith("kafka.connect."):

@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass, field
 
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
+from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import end_offsets
 from connector.kafka.topics import resolve_partitions
-from connector.channel.worker import probe_schema_needs
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ class Converter(abc.ABC):
     #: The keys ``configure`` reads (Kafka's ``Converter.config()``).
     CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
 
-    def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:
+    def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:  # noqa: B027 - optional hook
         """Apply the converter's settings (``value.converter.`` prefix already stripped)."""
 
     @abc.abstractmethod
@@ -50,7 +50,7 @@ class Converter(abc.ABC):
                           headers: Headers = None) -> bytes | None:
         """``value`` (of ``schema``) encoded as bytes; None for a tombstone."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; the converter is not used afterwards."""
 
 
@@ -60,7 +60,7 @@ class HeaderConverter(abc.ABC):
     #: The keys ``configure`` reads (Kafka's ``HeaderConverter.config()``).
     CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
 
-    def configure(self, config: Mapping[str, Any]) -> None:
+    def configure(self, config: Mapping[str, Any]) -> None:  # noqa: B027 - optional hook
         """Apply the converter's settings (``header.converter.`` prefix already stripped)."""
 
     @abc.abstractmethod
@@ -72,7 +72,7 @@ class HeaderConverter(abc.ABC):
                             value: Any) -> bytes | None:
         """One header's value encoded as bytes."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; the converter is not used afterwards."""
 
 

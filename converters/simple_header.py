@@ -33,7 +33,7 @@ class SimpleHeaderConverter(HeaderConverter):
             return SchemaAndValue(None, None)
         try:
             return parse_string(bytes(value).decode("utf-8", "replace"))
-        except Exception:  # Kafka keeps the bytes rather than fail the record
+        except Exception:  # noqa: BLE001 - as Kafka (catch Throwable): keep the bytes rather than fail the record
             _LOG.warning("Failed to deserialize value for header '%s' on topic '%s', so using byte array",
                          header_key, topic, exc_info=True)
             return SchemaAndValue(Schema.BYTES_SCHEMA, bytes(value))

@@ -54,14 +54,14 @@ class Transformation(abc.ABC):
     def configure(self, config: Mapping[str, Any] | None) -> None:
         self._configure(self.config().parse(config))
 
-    def _configure(self, config: dict[str, Any]) -> None:
+    def _configure(self, config: dict[str, Any]) -> None:  # noqa: B027 - optional hook
         """Set up from the parsed config (override)."""
 
     @abc.abstractmethod
     def apply(self, record: SinkRecord) -> SinkRecord | None:
         """Transform one record; None drops it."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (override)."""
 
     def __repr__(self) -> str:
@@ -79,14 +79,14 @@ class Predicate(abc.ABC):
     def configure(self, config: Mapping[str, Any] | None) -> None:
         self._configure(self.config().parse(config))
 
-    def _configure(self, config: dict[str, Any]) -> None:
+    def _configure(self, config: dict[str, Any]) -> None:  # noqa: B027 - optional hook
         """Set up from the parsed config (override)."""
 
     @abc.abstractmethod
     def test(self, record: SinkRecord) -> bool:
         """Whether the record matches."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (override)."""
 
 

@@ -106,15 +106,16 @@ class TransformationChain:
 
     def apply(self, record: SinkRecord) -> SinkRecord | None:
         """Run the record through every stage; None as soon as a stage drops it."""
+        current = record
         for stage in self.stages:
-            current = record
             try:
-                record = stage.apply(current)
+                result = stage.apply(current)
             except Exception as exc:
                 raise _runtime_error(stage, exc, current) from exc
-            if record is None:
+            if result is None:
                 return None
-        return record
+            current = result
+        return current
 
     def close(self) -> None:
         for stage in self.stages:
@@ -169,7 +170,7 @@ def _plugin(config: Mapping[str, Any], prefix: str, kind: str) -> tuple[Any, str
     cls = resolve(type_name, config_key=type_key)
     try:
         return cls(), type_name
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - a user plugin constructor may raise anything; reported as Kafka does
         raise ConfigException(type_key, type_name,
                               f"Error getting config definition from {kind}: {exc}") from exc
 

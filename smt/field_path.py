@@ -88,9 +88,10 @@ class SingleFieldPath:
         for step in self.steps[:-1]:
             if current.schema.field(step) is None:
                 return None
-            current = require_struct_or_null(current.get(step), "nested field access")
-            if current is None:
+            nested = require_struct_or_null(current.get(step), "nested field access")
+            if nested is None:
                 return None
+            current = nested
         last = self.steps[-1]
         if current.schema.field(last) is None:
             return None
@@ -101,9 +102,10 @@ class SingleFieldPath:
             return None
         current = value
         for step in self.steps[:-1]:
-            current = require_map_or_null(current.get(step), "nested field access")
-            if current is None:
+            nested = require_map_or_null(current.get(step), "nested field access")
+            if nested is None:
                 return None
+            current = nested
         return current.get(self.steps[-1])
 
     def __eq__(self, other: object) -> bool:

@@ -168,10 +168,10 @@ def parse_type(name: str, value: Any, type: ConfigType) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
         if trimmed is not None:
-            number = _java_double(trimmed)
-            if number is None:
+            double = _java_double(trimmed)
+            if double is None:
                 raise ConfigException(name, value, f"Not a number of type {type.name}")
-            return number
+            return double
         raise ConfigException(name, value, f"Expected value to be a double, but it was a {class_name(value)}")
     if type is ConfigType.LIST:
         if isinstance(value, (list, tuple)):
@@ -244,7 +244,7 @@ class ConfigDef:
             except ConfigException as exc:
                 # Remember which key failed (the text stays Kafka's); the chain uses it
                 # to name the key in messages that do not.
-                if getattr(exc, "config_key", None) is None:
+                if exc.config_key is None:
                     exc.config_key = key.name
                     exc.config_value = parsed
                 raise
@@ -278,7 +278,7 @@ class ConfigDef:
 
 
 class _Validator:
-    def __init__(self, check: Callable[[str, Any], None], description: str):
+    def __init__(self, check: Callable[[str, Any], object], description: str):
         self._check = check
         self._description = description
 
@@ -291,7 +291,7 @@ class _Validator:
     __repr__ = __str__
 
 
-def lambda_validator(check: Callable[[str, Any], None], description: str) -> Validator:
+def lambda_validator(check: Callable[[str, Any], object], description: str) -> Validator:
     return _Validator(check, description)
 
 

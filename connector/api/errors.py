@@ -47,6 +47,10 @@ class ConfigException(ConnectException):
     <name>: <message>``.
     """
 
+    #: Set by ConfigDef when a validator refuses a key: which key and parsed value.
+    config_key: str | None = None
+    config_value: object = None
+
     def __init__(self, name_or_message: str, value: object = None, message: str | None = None):
         self.name = name_or_message if message is not None or value is not None else None
         self.value = value

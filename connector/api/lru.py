@@ -58,4 +58,4 @@ class LRUCache(Generic[K, V]):
         return {"max_size": self._max_size}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["max_size"])  # type: ignore[misc]
+        LRUCache.__init__(self, state["max_size"])

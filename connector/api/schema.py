@@ -156,7 +156,7 @@ class Schema:
         self.version = version
         self.doc = doc
         self.parameters = dict(parameters) if parameters else None
-        self._fields = tuple(fields) if type is Type.STRUCT else None
+        self._fields = tuple(fields or ()) if type is Type.STRUCT else None
         self._fields_by_name = {f.name: f for f in self._fields} if self._fields is not None else None
         self.key_schema = key_schema
         self.value_schema = value_schema
@@ -301,7 +301,7 @@ class SchemaBuilder:
         return SchemaBuilder(Type.STRUCT)
 
     @staticmethod
-    def array(value_schema: "Schema | SchemaBuilder") -> "SchemaBuilder":
+    def array(value_schema: "Schema | SchemaBuilder | None") -> "SchemaBuilder":
         if value_schema is None:
             raise SchemaBuilderException("valueSchema cannot be null.")
         builder = SchemaBuilder(Type.ARRAY)
@@ -309,7 +309,9 @@ class SchemaBuilder:
         return builder
 
     @staticmethod
-    def map(key_schema: "Schema | SchemaBuilder", value_schema: "Schema | SchemaBuilder") -> "SchemaBuilder":
+    def map(
+        key_schema: "Schema | SchemaBuilder | None", value_schema: "Schema | SchemaBuilder | None"
+    ) -> "SchemaBuilder":
         if key_schema is None:
             raise SchemaBuilderException("keySchema cannot be null.")
         if value_schema is None:
@@ -367,7 +369,7 @@ class SchemaBuilder:
             self._parameters.update(params)
         return self
 
-    def field(self, name: str, schema: "Schema | SchemaBuilder") -> "SchemaBuilder":
+    def field(self, name: str, schema: "Schema | SchemaBuilder | None") -> "SchemaBuilder":
         if self._fields is None:
             raise SchemaBuilderException("Cannot create fields on type " + self.type.name)
         if name is None or name == "":
@@ -414,7 +416,7 @@ def _as_schema(schema: "Schema | SchemaBuilder") -> Schema:
 
 # --- validation (ConnectSchema.validateValue) -------------------------------------------
 
-_PYTHON_CLASSES: dict[Type, tuple[type, ...]] = {
+_PYTHON_CLASSES: dict[Type, tuple[type[Any], ...]] = {
     Type.INT8: (int,),
     Type.INT16: (int,),
     Type.INT32: (int,),

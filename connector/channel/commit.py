@@ -80,11 +80,11 @@ class CommitBatch:
         for tp, offset in result.next_offsets.items():
             self.next_offsets[tp] = max(offset, self.next_offsets.get(tp, offset))
         for tp, ts in result.max_timestamps.items():
-            known = tp in self.max_timestamps
-            if known and (self.max_timestamps[tp] is None or ts is None):
-                self.max_timestamps[tp] = None
+            if tp not in self.max_timestamps:
+                self.max_timestamps[tp] = ts
             else:
-                self.max_timestamps[tp] = max(self.max_timestamps[tp], ts) if known else ts
+                current = self.max_timestamps[tp]
+                self.max_timestamps[tp] = None if current is None or ts is None else max(current, ts)
 
     def valid_through(self, covered: Iterable[TopicPartition]) -> int | None:
         """Min over ``covered`` partitions of their newest record timestamp; None if any lacks one."""
@@ -134,4 +134,6 @@ def _append(table, config: SinkConfig, branch: str, data_files: list, covered: d
         with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
             for data_file in data_files:
                 append.append_data_file(data_file)
-    return branch_head(table, branch).snapshot_id
+    head = branch_head(table, branch)
+    assert head is not None, "the append just made a snapshot"
+    return head.snapshot_id

@@ -129,7 +129,9 @@ def parse_connect_config(props: Mapping[str, Any], worker: Mapping[str, str] | N
     )
 
 
-def _converter_config(props: Mapping[str, Any], worker: Mapping[str, str], prop: str, own: str | None) -> dict[str, str]:
+def _converter_config(
+    props: Mapping[str, Any], worker: Mapping[str, str], prop: str, own: str | None
+) -> dict[str, str]:
     # A converter named by the connector gets only the connector's settings; one
     # inherited from the worker gets the worker's (Connect's Plugins.newConverter).
     # With neither (no worker file), icefloe's built-in default takes the

@@ -189,12 +189,17 @@ def _section(class_name: str, kind: str) -> str:
     return "Kafka SMTs" if class_name.startswith(KAFKA_TRANSFORMS) else "Iceberg SMTs"
 
 
+def _class_config_def(cls: Any) -> ConfigDef:
+    """A plugin class's ``CONFIG_DEF`` attribute (plugin classes are duck-typed, hence ``Any``)."""
+    return cls.CONFIG_DEF
+
+
 def smt_config_def(cls: type) -> ConfigDef:
     """The ConfigDef an SMT or predicate class parses its config with (``config()`` of an instance)."""
     try:
         return cls().config()
     except Exception:  # noqa: BLE001 - a plugin that needs arguments: fall back to the class attribute
-        return cls.CONFIG_DEF
+        return _class_config_def(cls)
 
 
 def registered() -> list[tuple[str, str, ConfigDef]]:
@@ -203,7 +208,7 @@ def registered() -> list[tuple[str, str, ConfigDef]]:
     import smt
     from connector.api.plugins import resolve_class
 
-    found = [("converter", name, resolve_class(name, converters.CONVERTERS, kind="converter").CONFIG_DEF)
+    found = [("converter", name, _class_config_def(resolve_class(name, converters.CONVERTERS, kind="converter")))
              for name in converters.CONVERTERS]
     found += [("transformation", name, smt_config_def(smt.transformation_class(name))) for name in smt.TRANSFORMS]
     found += [("predicate", name, smt_config_def(smt.predicate_class(name))) for name in smt.PREDICATES]

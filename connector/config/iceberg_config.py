@@ -58,7 +58,9 @@ ICEBERG_CONFIG = (
             doc="accepted")
 )
 
-TABLE_KEY_PATTERN = re.compile(r"^iceberg\.table\.(?P<table>.+)\.(?P<key>route-regex|id-columns|partition-by|commit-branch)$")
+TABLE_KEY_PATTERN = re.compile(
+    r"^iceberg\.table\.(?P<table>.+)\.(?P<key>route-regex|id-columns|partition-by|commit-branch)$"
+)
 PREFIX_KEYS = (
     "iceberg.catalog.", "iceberg.tables.auto-create-props.", "iceberg.tables.write-props.",
     "iceberg.table.write-props.", "iceberg.hadoop.", "iceberg.kafka.",

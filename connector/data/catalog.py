@@ -20,9 +20,8 @@ translates what differs:
 
 from __future__ import annotations
 
-import os
-
 import importlib.util
+import os
 from urllib.parse import quote, urlsplit
 
 from pyiceberg.catalog import Catalog
@@ -154,7 +153,9 @@ def _translate_io(props: dict[str, str]) -> None:
     impl = props.pop("io-impl", None)
     if impl is not None and "py-io-impl" not in props:
         if impl not in _IO_IMPLS:
-            raise ConfigException(CATALOG_PREFIX + "io-impl", impl, f"unknown FileIO class (known: {', '.join(_IO_IMPLS)})")
+            raise ConfigException(
+                CATALOG_PREFIX + "io-impl", impl, f"unknown FileIO class (known: {', '.join(_IO_IMPLS)})"
+            )
         props["py-io-impl"] = _IO_IMPLS[impl]
     if props.get("s3.endpoint") and not (props.get("s3.region") or props.get("client.region")):
         # A custom endpoint (MinIO, moto, ...) must not make pyiceberg ask real AWS

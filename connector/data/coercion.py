@@ -82,7 +82,7 @@ def _truncated(value: Any, target: str) -> int:
     if isinstance(value, (numbers.Real, decimal.Decimal)):
         if not math.isfinite(value):
             raise DataException(f"Cannot convert {value} to {target}")
-        return int(value)
+        return int(math.trunc(value))
     raise DataException(f"Cannot convert to {target}: {_type_name(value)}")
 
 

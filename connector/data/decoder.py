@@ -124,8 +124,8 @@ class RecordDecoder:
         if not (check_keys or check_headers):
             return
         topics, partitions, offsets = (batch.column(n).to_pylist() for n in ("topic", "partition", "offset"))
-        keys = batch.column("key").to_pylist() if check_keys else None
-        headers = batch.column("headers").to_pylist() if check_headers else None
+        keys = batch.column("key").to_pylist() if check_keys else []
+        headers = batch.column("headers").to_pylist() if check_headers else []
         for i, offset in enumerate(offsets):
             where = f"topic: {topics[i]}, partition: {partitions[i]}, offset: {offset}"
             if check_headers and headers[i]:

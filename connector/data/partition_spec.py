@@ -22,6 +22,7 @@ repartitioned cheaply later, and the error names the setting to fix.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from pyiceberg.partitioning import PARTITION_FIELD_ID_START, PartitionField, PartitionSpec
 from pyiceberg.schema import Schema, build_position_accessors, index_by_name
@@ -46,7 +47,7 @@ DEFAULT_PARTITION_BY_KEY = "iceberg.tables.default-partition-by"
 _SPLIT = re.compile(r",(?![^()]*\))")
 _TRANSFORM = re.compile(r"(\w+)\((.+)\)")
 
-_TIME_TRANSFORMS: dict[str, tuple[type[Transform], str]] = {
+_TIME_TRANSFORMS: dict[str, tuple[Callable[[], Transform], str]] = {
     "year": (YearTransform, "year"),
     "years": (YearTransform, "year"),
     "month": (MonthTransform, "month"),
@@ -88,6 +89,8 @@ def partition_spec_for(
 
 def _partition_field(schema: Schema, term: str, config_key: str, field_id: int) -> PartitionField:
     match = _TRANSFORM.fullmatch(term)
+    transform: Transform
+    suffix: str | None
     if match is None:
         column, transform, suffix = term, IdentityTransform(), None
     else:
@@ -95,7 +98,9 @@ def _partition_field(schema: Schema, term: str, config_key: str, field_id: int) 
     source = _source_field(schema, column, term, config_key)
     if not transform.can_transform(source.field_type):
         raise ConfigException(
-            config_key, term, f"transform {transform} cannot be applied to column '{column}' of type {source.field_type}"
+            config_key,
+            term,
+            f"transform {transform} cannot be applied to column '{column}' of type {source.field_type}",
         )
     name = column if suffix is None else f"{column}_{suffix}"
     return PartitionField(source_id=source.field_id, field_id=field_id, transform=transform, name=name)

@@ -71,6 +71,7 @@ from pyiceberg.types import (
 from connector.api.errors import DataException
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
+from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange, SchemaUpdates
 from connector.data.type_mapping import iceberg_type_for, infer_iceberg_type, widened_type_for
 from connector.data.value_converters import (
@@ -81,7 +82,6 @@ from connector.data.value_converters import (
     StructConverter,
     names_by_field_id,
 )
-from connector.data.schema_ids import RegistrySchemaIds
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
@@ -407,10 +407,10 @@ class RecordConverter:
                 columns.append((_last_of(rows, set(keys)), None))
         return columns
 
-    def _struct_columns(self, schema: Schema, rows: list[Struct]) -> list[tuple[list, Any]]:
+    def _struct_columns(self, schema: Schema, rows: list[Struct]) -> list[tuple[Sequence[Any], Any]]:
         plan = {name: (connect_field, convert) for connect_field, name, convert in self._root.plan_for(schema)}
         use_default = self._context.replace_null_with_default
-        columns: list[tuple[list, Any]] = []
+        columns: list[tuple[Sequence[Any], Any]] = []
         for table_field in self._root.fields:
             entry = plan.get(table_field.name)
             if entry is None:

@@ -64,7 +64,8 @@ class RecordRouter:
         """The tables ``record`` goes to; none for a tombstone (the Iceberg sink skips them)."""
         if record.value is None:
             return []
-        if self.routes_everything_everywhere:
+        # (without a route field, routing is static: the config refuses dynamic routing without one)
+        if self.routes_everything_everywhere or not self.route_field:
             return list(self.static_tables)
         route_value = extract_path(record.value, self.route_field)
         return self.tables_for(None if route_value is None else str(route_value))
@@ -77,7 +78,7 @@ class RecordRouter:
         is Python's, not Java's).
         """
         written = values.is_valid()
-        if self.routes_everything_everywhere:
+        if self.routes_everything_everywhere or not self.route_field:
             return {table: written for table in self.static_tables}
         route = pc.if_else(written, _route_texts(values, self.route_field), pa.scalar(None, pa.string()))
         encoded = pc.dictionary_encode(route)  # the rule runs once per distinct route value

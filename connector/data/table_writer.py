@@ -110,7 +110,9 @@ class TableWriters:
             state = self.tables[table_name] = TableState(table_name, table, self.config, offsets, self.schema_ids)
         return state
 
-    def open(self, table_name: str, sample: Callable[[], tuple[Any, Any, str]], needs: SchemaNeeds) -> TableState | None:
+    def open(
+        self, table_name: str, sample: Callable[[], tuple[Any, Any, str]], needs: SchemaNeeds
+    ) -> TableState | None:
         """The table's state; None if it must be created first (then ``needs`` says how).
 
         ``sample()`` gives (value, Connect schema or None, where) of the first record for

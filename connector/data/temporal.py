@@ -78,7 +78,8 @@ def parse_date_days(text: str) -> int:
     match = _DATE_RE.match(text)
     if match is None:
         raise DataException(f"Text '{text}' could not be parsed as a date")
-    return _days(*match.groups(), text)
+    year, month, day = match.groups()
+    return _days(year, month, day, text)
 
 
 def parse_time_micros(text: str) -> int:
@@ -175,7 +176,9 @@ def parse_timestamp_array(strings: pa.Array, adjust_to_utc: bool) -> pa.Array | 
     has_offset = pc.match_substring_regex(text, _OFFSET + "$")
     if adjust_to_utc:
         utc_suffix = pa.scalar("Z", type=text.type)
-        text = pc.if_else(has_offset, text, pc.binary_join_element_wise(text, utc_suffix, pa.scalar("", type=text.type)))
+        text = pc.if_else(
+            has_offset, text, pc.binary_join_element_wise(text, utc_suffix, pa.scalar("", type=text.type))
+        )
         target = pa.timestamp("us", tz="UTC")
     else:
         text = pc.replace_substring_regex(text, pattern=_OFFSET + "$", replacement="")

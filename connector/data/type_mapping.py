@@ -198,7 +198,7 @@ def infer_iceberg_type(value: Any, *, force_optional: bool = False) -> IcebergTy
     return _infer(value, _Ids())
 
 
-def infer_iceberg_schema(value: dict, *, force_optional: bool = False) -> IcebergSchema | None:
+def infer_iceberg_schema(value: dict | Struct, *, force_optional: bool = False) -> IcebergSchema | None:
     """An Iceberg schema for a schemaless record, or None when nothing can be typed."""
     inferred = infer_iceberg_type(value, force_optional=force_optional)
     if not isinstance(inferred, StructType):

@@ -138,14 +138,14 @@ class ValueConverter(abc.ABC):
         """The conversion function for values of a Connect schema (default: :meth:`convert`)."""
         return self.convert
 
-    def to_arrow(self, values: list, convert: Callable[[Any], Any] | None = None) -> pa.Array:
+    def to_arrow(self, values: Sequence[Any], convert: Callable[[Any], Any] | None = None) -> pa.Array:
         """An Arrow array of ``values`` (None = null); ColumnError locates a failure."""
         return self._slow_array(values, convert or self.convert)
 
-    def _slow_array(self, values: list, convert: Callable[[Any], Any]) -> pa.Array:
+    def _slow_array(self, values: Sequence[Any], convert: Callable[[Any], Any]) -> pa.Array:
         try:
             converted = [None if v is None else convert(v) for v in values]
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure is located and reported per value below
             converted = _convert_locating(values, convert)
         try:
             array = pa.array(converted, type=self.build_type)
@@ -154,7 +154,7 @@ class ValueConverter(abc.ABC):
         return array if self.build_type == self.arrow_type else array.cast(self.arrow_type)
 
 
-def _convert_locating(values: list, convert: Callable[[Any], Any]) -> list:
+def _convert_locating(values: Sequence[Any], convert: Callable[[Any], Any]) -> list:
     out = []
     for index, value in enumerate(values):
         try:
@@ -168,7 +168,7 @@ def _first_unbuildable(values: list, arrow_type: pa.DataType) -> int:
     for index, value in enumerate(values):
         try:
             pa.array([value], type=arrow_type)
-        except Exception:
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
             return index
     return 0
 
@@ -198,7 +198,7 @@ class PrimitiveConverter(ValueConverter):
     def __init__(self, iceberg_type: IcebergType, arrow_type: pa.DataType):
         super().__init__(iceberg_type, arrow_type)
         # The coercer itself shadows the method below: no extra call per value.
-        self.convert = primitive_coercer(iceberg_type)  # type: ignore[method-assign]
+        self.convert = primitive_coercer(iceberg_type)  # type: ignore[method-assign,assignment]
 
     def convert(self, value: Any) -> Any:
         return primitive_coercer(self.iceberg_type)(value)
@@ -208,7 +208,7 @@ class PrimitiveConverter(ValueConverter):
             return _float32_text
         return self.convert
 
-    def to_arrow(self, values: list, convert: Callable[[Any], Any] | None = None) -> pa.Array:
+    def to_arrow(self, values: Sequence[Any], convert: Callable[[Any], Any] | None = None) -> pa.Array:
         if convert is None or convert is self.convert:
             fast = _fast_array(self.iceberg_type, self.arrow_type, values)
             if fast is not None:
@@ -359,13 +359,13 @@ def converter_for(
 # --- fast paths for primitive columns ------------------------------------------------------
 
 
-def _python_types(values: list) -> set[type]:
+def _python_types(values: Sequence[Any]) -> set[type]:
     types = set(map(type, values))
     types.discard(type(None))
     return types
 
 
-def _fast_array(iceberg_type: IcebergType, arrow_type: pa.DataType, values: list) -> pa.Array | None:
+def _fast_array(iceberg_type: IcebergType, arrow_type: pa.DataType, values: Sequence[Any]) -> pa.Array | None:
     """The column built directly by Arrow when that is exactly the coercion's result, else None."""
     types = _python_types(values)
     builder = _FAST_BUILDERS.get((type(iceberg_type), frozenset(types)))
@@ -377,20 +377,20 @@ def _fast_array(iceberg_type: IcebergType, arrow_type: pa.DataType, values: list
         return None  # out of range and the like: the slow path reports it per value
 
 
-def _direct(values: list, arrow_type: pa.DataType) -> pa.Array:
+def _direct(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
     return pa.array(values, type=arrow_type)
 
 
-def _epoch_millis(values: list, arrow_type: pa.DataType) -> pa.Array:
+def _epoch_millis(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
     micros = pc.multiply_checked(pa.array(values, type=pa.int64()), 1000)
     return micros.cast(arrow_type)
 
 
-def _epoch_days(values: list, arrow_type: pa.DataType) -> pa.Array:
+def _epoch_days(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
     return pa.array(values, type=pa.int32()).cast(arrow_type)
 
 
-def _millis_of_day(values: list, arrow_type: pa.DataType) -> pa.Array:
+def _millis_of_day(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
     micros = pc.multiply_checked(pa.array(values, type=pa.int64()), 1000)
     bounds = pc.min_max(micros).as_py()
     if bounds["min"] is not None and (bounds["min"] < 0 or bounds["max"] >= MICROS_PER_DAY):
@@ -398,7 +398,7 @@ def _millis_of_day(values: list, arrow_type: pa.DataType) -> pa.Array:
     return micros.cast(arrow_type)
 
 
-_FAST_BUILDERS: dict[tuple[type, frozenset], Callable[[list, pa.DataType], pa.Array]] = {}
+_FAST_BUILDERS: dict[tuple[type, frozenset], Callable[[Sequence[Any], pa.DataType], pa.Array]] = {}
 for _iceberg, _python, _builder in (
     (IntegerType, int, _direct),
     (LongType, int, _direct),

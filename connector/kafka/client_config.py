@@ -35,7 +35,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from connector.api.errors import ConfigException
 
@@ -114,7 +114,9 @@ _LIBRDKAFKA_CONSUMER_KEYS = _LIBRDKAFKA_GLOBAL_KEYS | frozenset(
 _JAVA_SEMANTICS = {
     "max.poll.records": "Java's per-poll record cap; librdkafka's key of this name is for share consumers",
     "partition.assignment.strategy": "Java assignor class names; icefloe assigns partitions itself",
-    "ssl.cipher.suites": "Java (IANA) cipher suite names; librdkafka expects OpenSSL names, set them natively if needed",
+    "ssl.cipher.suites": (
+        "Java (IANA) cipher suite names; librdkafka expects OpenSSL names, set them natively if needed"
+    ),
 }
 
 # Java name -> librdkafka name, same meaning.
@@ -327,7 +329,10 @@ def _translate_jaas(jaas: str) -> dict[str, str]:
     if simple_name == "OAuthBearerLoginModule":
         return _translate_oauthbearer(options)
     if simple_name == "Krb5LoginModule":
-        conf = {"sasl.kerberos.keytab": options.get("keyTab", ""), "sasl.kerberos.principal": options.get("principal", "")}
+        conf = {
+            "sasl.kerberos.keytab": options.get("keyTab", ""),
+            "sasl.kerberos.principal": options.get("principal", ""),
+        }
         return {key: value for key, value in conf.items() if value}
     raise KafkaConfigError(
         f"sasl.jaas.config uses login module {module}, which has no librdkafka equivalent; "
@@ -355,9 +360,13 @@ def _translate_oauthbearer(options: Mapping[str, str]) -> dict[str, str]:
     if claims:
         return {
             "enable.sasl.oauthbearer.unsecure.jwt": "true",
-            "sasl.oauthbearer.config": " ".join(f"principal={v}" if k == "sub" else f"{k}={v}" for k, v in claims.items()),
+            "sasl.oauthbearer.config": " ".join(
+                f"principal={v}" if k == "sub" else f"{k}={v}" for k, v in claims.items()
+            ),
         }
-    raise KafkaConfigError("sasl.jaas.config: OAuthBearerLoginModule needs clientId (OIDC) or unsecuredLoginStringClaim_sub")
+    raise KafkaConfigError(
+        "sasl.jaas.config: OAuthBearerLoginModule needs clientId (OIDC) or unsecuredLoginStringClaim_sub"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -473,7 +482,11 @@ def translate_client_properties(
 # --------------------------------------------------------------------------
 def _with_prefix(props: Mapping[str, str], prefix: str) -> dict[str, str]:
     """``originalsWithPrefix``: keys under ``prefix``, prefix stripped."""
-    return {key[len(prefix):]: str(value) for key, value in props.items() if key.startswith(prefix) and len(key) > len(prefix)}
+    return {
+        key[len(prefix) :]: str(value)
+        for key, value in props.items()
+        if key.startswith(prefix) and len(key) > len(prefix)
+    }
 
 
 def _worker_connection_keys(worker: Mapping[str, str]) -> dict[str, str]:
@@ -495,7 +508,9 @@ def _connector_overrides(worker: Mapping[str, str], connector: Mapping[str, str]
     elif policy == "Principal":
         forbidden = sorted(set(overrides) - _PRINCIPAL_OVERRIDES)
     else:
-        raise KafkaConfigError(f"connector.client.config.override.policy={policy} is not supported (All, None, Principal)")
+        raise KafkaConfigError(
+            f"connector.client.config.override.policy={policy} is not supported (All, None, Principal)"
+        )
     if forbidden:
         raise KafkaConfigError(
             f"The worker's connector.client.config.override.policy={policy} does not allow "
@@ -566,13 +581,14 @@ def admin_config(worker: Mapping[str, str], connector: Mapping[str, str], *, con
     return result.conf
 
 
-def admin_config_from(client_conf: Mapping[str, object]) -> dict[str, object]:
+def admin_config_from(client_conf: Mapping[str, object]) -> dict[str, Any]:
     """The subset of a (consumer) librdkafka config an AdminClient accepts.
 
     AdminClient warns about every consumer-only key; this keeps connection,
-    security and other global settings.
+    security and other global settings. (Values are librdkafka's: strings,
+    numbers, booleans, or callbacks such as ``error_cb``; hence ``Any``.)
     """
-    conf = {key: value for key, value in client_conf.items() if key in _LIBRDKAFKA_GLOBAL_KEYS}
+    conf: dict[str, Any] = {key: value for key, value in client_conf.items() if key in _LIBRDKAFKA_GLOBAL_KEYS}
     # Short-lived admin clients often log "Purging 1 unserved events from
     # background queue" (info) when destroyed: noise, warnings still show.
     conf.setdefault("log_level", 5)

@@ -71,7 +71,7 @@ def read_group_offsets(
 
 
 def _raise_partition_errors(group_id: str, result: Iterable[KafkaTopicPartition], action: str) -> None:
-    failed = [tp for tp in result if tp.error is not None]
+    failed = [(tp, tp.error) for tp in result if tp.error is not None]
     if failed:
-        details = ", ".join(f"{tp.topic}[{tp.partition}]: {tp.error.str()}" for tp in failed)
-        raise KafkaException(KafkaError(failed[0].error.code(), f"Could not {action} group {group_id}: {details}"))
+        details = ", ".join(f"{tp.topic}[{tp.partition}]: {error.str()}" for tp, error in failed)
+        raise KafkaException(KafkaError(failed[0][1].code(), f"Could not {action} group {group_id}: {details}"))

@@ -126,7 +126,9 @@ def _check_exist(metadata: ClusterMetadata, assignment: Sequence[KafkaTopicParti
         if tp.topic not in metadata.topics or tp.partition not in metadata.topics[tp.topic].partitions
     )
     if missing:
-        raise KafkaException(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, f"Unknown topic-partitions: {', '.join(missing)}"))
+        raise KafkaException(
+            KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART, f"Unknown topic-partitions: {', '.join(missing)}")
+        )
 
 
 def _await_eof(consumer: Consumer, pending: set[TopicPartition], timeout: float) -> dict[TopicPartition, int]:
@@ -145,11 +147,12 @@ def _await_eof(consumer: Consumer, pending: set[TopicPartition], timeout: float)
             error = message.error()
             if error is None:
                 continue
-            key = (message.topic(), message.partition())
+            topic, partition, offset = message.topic(), message.partition(), message.offset()
             if error.code() != KafkaError._PARTITION_EOF:
-                raise KafkaException(KafkaError(error.code(), f"{key[0]}[{key[1]}]: {error.str()}"))
-            ends[key] = message.offset()
-            pending.discard(key)
+                raise KafkaException(KafkaError(error.code(), f"{topic}[{partition}]: {error.str()}"))
+            if topic is not None and partition is not None and offset is not None:  # always, for an EOF event
+                ends[(topic, partition)] = offset
+                pending.discard((topic, partition))
     return ends
 
 

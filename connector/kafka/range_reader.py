@@ -23,7 +23,7 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -105,7 +105,9 @@ def read_range(
     """
     if rng.start >= rng.end:
         return
-    with RangeReader(client_conf, batch_size=batch_size, poll_timeout=poll_timeout, stall_timeout=stall_timeout) as reader:
+    with RangeReader(
+        client_conf, batch_size=batch_size, poll_timeout=poll_timeout, stall_timeout=stall_timeout
+    ) as reader:
         yield from reader.read(rng)
 
 
@@ -221,8 +223,9 @@ class _RangeCursor:
         if not messages:
             return messages
         last = messages[-1].offset()
+        assert last is not None  # records (the events were dropped above) have offsets
         if last >= self._rng.end:  # gaps inside the range let later records in
-            offsets = [m.offset() for m in messages]
+            offsets = [m.offset() or 0 for m in messages]
             messages = messages[: bisect.bisect_left(offsets, self._rng.end)]
         self.position = max(self.position, last + 1)
         return messages
@@ -235,7 +238,9 @@ class _RangeCursor:
             if error is None:
                 records.append(message)
             elif error.code() == KafkaError._PARTITION_EOF:
-                self.position = max(self.position, message.offset())
+                offset = message.offset()
+                if offset is not None:  # always, for an EOF event
+                    self.position = max(self.position, offset)
             elif not error.retriable():
                 raise self._error(error)
         return records
@@ -278,12 +283,12 @@ class _RangeCursor:
 
 def messages_to_batch(topic: str, partition: int, messages: Sequence[Message]) -> pa.RecordBatch:
     """Convert records of one partition into a :data:`RAW_SCHEMA` batch."""
-    offsets: list[int] = []
+    offsets: list[Optional[int]] = []  # a record always has one (the stub allows None for events)
     keys: list[Optional[bytes]] = []
     values: list[Optional[bytes]] = []
     ts_types: list[int] = []
     timestamps: list[int] = []
-    headers: list[Optional[list[tuple[str, Optional[bytes]]]]] = []
+    headers: list[Any] = []  # a consumed record's: a list of (key, value) pairs, or None
     # One pass with bound methods: this loop is the per-record cost of a job.
     add_offset, add_key, add_value = offsets.append, keys.append, values.append
     add_ts_type, add_ts, add_headers = ts_types.append, timestamps.append, headers.append

@@ -208,7 +208,9 @@ def input_columns(schema: StructType) -> dict[str, str]:
     return columns
 
 
-def _headers_ok(data_type: ArrayType) -> bool:
+def _headers_ok(data_type: DataType) -> bool:
+    if not isinstance(data_type, ArrayType):
+        return False
     element = data_type.elementType
     if not isinstance(element, StructType):
         return False
@@ -219,7 +221,7 @@ def _headers_ok(data_type: ArrayType) -> bool:
 def conform(batch: pa.RecordBatch, columns: Mapping[str, str]) -> pa.RecordBatch:
     """A Spark Arrow batch → a :data:`RAW_SCHEMA` batch (missing optional columns get defaults)."""
     rows = batch.num_rows
-    arrays = []
+    arrays: list[pa.Array] = []
     for fld in RAW_SCHEMA:
         name = columns.get(fld.name)
         if name is None:
@@ -402,15 +404,15 @@ def _mirror_group_offsets(config: SinkConfig, offsets: dict[TopicPartition, int]
 
 def abort_messages(config: SinkConfig, messages: Iterable[TaskResult | None]) -> None:
     """Delete the files written by the tasks that finished (best effort; leftovers are orphans)."""
-    messages = [m for m in messages if m is not None and m.data_files]
-    if not messages:
+    finished = [m for m in messages if m is not None and m.data_files]
+    if not finished:
         return
     try:
         catalog = load_catalog(config.props)
-        for message in messages:
+        for message in finished:
             for table_name, table_files in message.data_files.items():
                 _delete_files(catalog.load_table(table_name), table_files)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - best effort: an aborted write's leftover files are orphans
         log.warning("Could not delete the files of an aborted write: %s", exc)
 
 
@@ -418,7 +420,7 @@ def _delete_files(table, data_files: list) -> None:
     for data_file in data_files:
         try:
             table.io.delete(data_file.file_path)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - best effort: a file left behind is an orphan
             log.warning("Could not delete %s: %s", data_file.file_path, exc)
 
 
@@ -459,7 +461,7 @@ def _checkpoint_query_id(checkpoint: str, config: SinkConfig) -> str | None:
             with io.new_input(location).open() as stream:
                 text = stream.read().decode("utf-8").splitlines()[0]
         return json.loads(text)["id"]
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - any failure: fall back to the checkpoint path
         log.warning("Could not read the streaming query id from %s (%s); using the checkpoint path", location, exc)
         return None
 

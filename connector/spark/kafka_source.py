@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, Sequence, cast
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -258,8 +258,9 @@ class KafkaBatchReader(DataSourceReader):
         # Spark needs at least one partition; an empty one reads nothing.
         return planned or [KafkaInputPartition((), self.options.client_conf)]
 
-    def read(self, partition: KafkaInputPartition):
-        return read_partition(partition)
+    def read(self, partition: InputPartition):
+        # Spark hands back the partitions that partitions() planned: KafkaInputPartitions.
+        return read_partition(cast(KafkaInputPartition, partition))
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -317,8 +318,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             begin.update(self._log_start(added))
         return self.options.plan(begin, finish)
 
-    def read(self, partition: KafkaInputPartition):
-        return read_partition(partition)
+    def read(self, partition: InputPartition):
+        # Spark hands back the partitions that partitions() planned: KafkaInputPartitions.
+        return read_partition(cast(KafkaInputPartition, partition))
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the sink records progress in the table, Spark in its checkpoint."""

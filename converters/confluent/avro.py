@@ -43,10 +43,17 @@ from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.avro_data import (
-    AVRO_DATA_CONFIG, AvroData, AvroSchema, Branch, CompiledSchema, compile_schema, is_connect_union,
-    parse_schema, resolve_datum)
-from converters.confluent.registry_client import (
-    RegisteredSchema, RegistryConverter, SchemaRegistryException)
+    AVRO_DATA_CONFIG,
+    AvroData,
+    AvroSchema,
+    Branch,
+    CompiledSchema,
+    compile_schema,
+    is_connect_union,
+    parse_schema,
+    resolve_datum,
+)
+from converters.confluent.registry_client import RegisteredSchema, RegistryConverter, SchemaRegistryException
 from converters.confluent.serde_config import SERDE_CONFIG
 
 
@@ -90,9 +97,9 @@ class AvroConverter(RegistryConverter):
 
     def _configure_format(self, values: Mapping[str, Any]) -> None:
         self.avro_data = AvroData.from_config(values)
-        self._parsed = LRUCache(self.cache_size)
-        self._entries = LRUCache(self.cache_size)
-        self._writers = LRUCache(self.cache_size)
+        self._parsed: LRUCache[Any, Any] = LRUCache(self.cache_size)
+        self._entries: LRUCache[Any, Any] = LRUCache(self.cache_size)
+        self._writers: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self.latest_ttl = values["latest.cache.ttl.sec"]
 
     # ------------------------------------------------------------------------------------------

@@ -52,8 +52,9 @@ import datetime as _dt
 import decimal as _decimal
 import json
 import math
-from dataclasses import dataclass, field as dc_field
-from typing import Any, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any, Mapping, TypeVar
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
@@ -455,9 +456,9 @@ class _Spec:
 
     def builder(self, with_default: bool) -> SchemaBuilder:
         if self.type is Type.ARRAY:
-            b = SchemaBuilder.array(self.value)  # type: ignore[arg-type]
+            b = SchemaBuilder.array(self.value)
         elif self.type is Type.MAP:
-            b = SchemaBuilder.map(self.key, self.value)  # type: ignore[arg-type]
+            b = SchemaBuilder.map(self.key, self.value)
         else:
             b = SchemaBuilder(self.type)
         if self.optional:
@@ -592,7 +593,7 @@ class AvroData:
         self.flatten_singleton_unions = flatten_singleton_unions
         self.allow_optional_map_keys = allow_optional_map_keys
 
-        self._from_connect_cache = LRUCache(cache_size)
+        self._from_connect_cache: LRUCache[Any, Any] = LRUCache(cache_size)
         self._union_index = 0
 
     @classmethod
@@ -713,8 +714,8 @@ class AvroData:
                 else:
                     spec = _Spec(Type.INT32)
             else:
-                connect_type = {CONNECT_TYPE_INT8: Type.INT8, CONNECT_TYPE_INT16: Type.INT16}.get(
-                    type_prop)
+                int_types: dict[Any, Type] = {CONNECT_TYPE_INT8: Type.INT8, CONNECT_TYPE_INT16: Type.INT16}
+                connect_type = int_types.get(type_prop)
                 if connect_type is None:
                     raise DataException("Connect type annotation for Avro int field is null")
                 spec = _Spec(connect_type)
@@ -796,12 +797,12 @@ class AvroData:
                 if member.kind == "null":
                     spec.optional = True
                     continue
-                name = self.union_member_field_name(member, i)
-                if name in seen:
+                member_name = self.union_member_field_name(member, i)
+                if member_name in seen:
                     raise DataException("Multiple union schemas map to the Connect union field name")
-                seen.add(name)
-                spec.fields.append((name, self._to_connect(member, True, NO_DEFAULT, None, None,
-                                                           stack)))
+                seen.add(member_name)
+                spec.fields.append((member_name, self._to_connect(member, True, NO_DEFAULT, None, None,
+                                                                  stack)))
         elif k == "null":
             raise DataException("Standalone null schemas are not supported by this converter")
         else:
@@ -848,7 +849,7 @@ class AvroData:
         elif self.connect_meta_data and connect_default is NO_DEFAULT:
             spec.params[AVRO_FIELD_DEFAULT_FLAG_PROP] = "true"
 
-        name = None
+        name: str | None = None
         connect_name = node.props.get(CONNECT_NAME_PROP)
         if connect_name is not None:
             if not isinstance(connect_name, str):
@@ -1029,20 +1030,22 @@ class AvroData:
                     struct.put(f, v)
             return struct
         if t is Type.ARRAY:
-            elem_schema = schema.value_schema
-            items = node.items
-            return [self._value(elem_schema, items, e, branch_of) for e in datum]  # type: ignore[arg-type]
+            elem_schema = _present(schema.value_schema, "array element schema")
+            items = _present(node.items, "array items")
+            return [self._value(elem_schema, items, e, branch_of) for e in datum]
         if t is Type.MAP:
+            vs = _present(schema.value_schema, "map value schema")
             if k == "map":
-                vs = schema.value_schema
-                return {mk: self._value(vs, node.values, mv, branch_of) for mk, mv in datum.items()}  # type: ignore[arg-type]
-            entry = node.items
-            kf = entry.field(KEY_FIELD)  # type: ignore[union-attr]
-            vf = entry.field(VALUE_FIELD)  # type: ignore[union-attr]
+                values = _present(node.values, "map values")
+                return {mk: self._value(vs, values, mv, branch_of) for mk, mv in datum.items()}
+            ks = _present(schema.key_schema, "map key schema")
+            entry = _present(node.items, "map entry record")
+            kf = _present(entry.field(KEY_FIELD), f"map entry field {KEY_FIELD}")
+            vf = _present(entry.field(VALUE_FIELD), f"map entry field {VALUE_FIELD}")
             out = {}
             for e in datum:
-                out[self._value(schema.key_schema, kf.schema, e.get(KEY_FIELD), branch_of)] = \
-                    self._value(schema.value_schema, vf.schema, e.get(VALUE_FIELD), branch_of)  # type: ignore[union-attr,arg-type]
+                out[self._value(ks, kf.schema, e.get(KEY_FIELD), branch_of)] = \
+                    self._value(vs, vf.schema, e.get(VALUE_FIELD), branch_of)
             return out
         if t is Type.BYTES:
             if not isinstance(datum, (bytes, bytearray, memoryview)):
@@ -1126,7 +1129,6 @@ class AvroData:
         t = schema.type
         params = schema.parameters or {}
         base: Any
-        base_ns = enclosing_ns
         if t is Type.INT8:
             connect_type, base = CONNECT_TYPE_INT8, {"type": "int"}
         elif t is Type.INT16:
@@ -1232,7 +1234,6 @@ class AvroData:
                     fields.append(self._avro_field(self._scrub(f.name) or f.name, f.schema, fdoc,
                                                    ctx, ns))
                 base["fields"] = fields
-                base_ns = ns
         else:
             raise DataException(f"Unknown schema type: {t}")
 
@@ -1477,6 +1478,16 @@ def _logical_spec(cls: Any) -> _Spec:
     spec.name = base.name
     spec.version = base.version
     return spec
+
+
+_T = TypeVar("_T")
+
+
+def _present(value: _T | None, what: str) -> _T:
+    """``value``, which a well-formed schema always has (``what`` names it otherwise)."""
+    if value is None:
+        raise DataException(f"Schema has no {what}")
+    return value
 
 
 def _is_map_entry(node: AvroSchema) -> bool:

@@ -31,9 +31,13 @@ from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
 from converters.confluent.json_schema_data import (
-    JSON_SCHEMA_DATA_CONFIG, JsonSchemaData, JsonSchemaDocument, dumps_json, loads_json)
-from converters.confluent.registry_client import (
-    RegisteredSchema, RegistryConverter)
+    JSON_SCHEMA_DATA_CONFIG,
+    JsonSchemaData,
+    JsonSchemaDocument,
+    dumps_json,
+    loads_json,
+)
+from converters.confluent.registry_client import RegisteredSchema, RegistryConverter
 from converters.confluent.serde_config import SERDE_CONFIG
 
 
@@ -72,9 +76,9 @@ class JsonSchemaConverter(RegistryConverter):
             except ImportError:
                 raise ConfigException("json.fail.invalid.schema", "true",
                                       "validating payloads needs the 'jsonschema' package") from None
-        self._parsed = LRUCache(self.cache_size)
-        self._entries = LRUCache(self.cache_size)
-        self._writers = LRUCache(self.cache_size)
+        self._parsed: LRUCache[Any, Any] = LRUCache(self.cache_size)
+        self._entries: LRUCache[Any, Any] = LRUCache(self.cache_size)
+        self._writers: LRUCache[Any, Any] = LRUCache(self.cache_size)
 
     # -- reading --
 

@@ -336,7 +336,6 @@ class JsonSchemaData:
     def _to_connect(self, ctx: "_Ctx", node: JNode, version: int | None, force_optional: bool
                     ) -> Schema:
         k = node.kind
-        spec: dict[str, Any] = {"params": {}}
         builder: SchemaBuilder
         if k == "boolean":
             builder = SchemaBuilder.bool()
@@ -935,7 +934,12 @@ def _match_struct(schema: Schema, value: Any) -> int:
         return 0
     names = {f.name for f in schema.fields()}
     common = names & set(value)
-    return len(common) + sum(_match_struct(schema.field(n).schema, value[n]) for n in common)  # type: ignore[union-attr]
+    score = len(common)
+    for name in common:
+        field = schema.field(name)
+        if field is not None:  # always: name is one of the schema's fields
+            score += _match_struct(field.schema, value[name])
+    return score
 
 
 def _schemaless(value: Any) -> Any:

@@ -37,10 +37,8 @@ from connector.api.lru import LRUCache
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.confluent import wire_format
-from converters.confluent.protobuf_data import (
-    PROTOBUF_DATA_CONFIG, ProtobufData, build_pool, message_name_for_indexes)
-from converters.confluent.registry_client import (
-    RegisteredSchema, RegistryConverter, decode_serialized)
+from converters.confluent.protobuf_data import PROTOBUF_DATA_CONFIG, ProtobufData, build_pool, message_name_for_indexes
+from converters.confluent.registry_client import RegisteredSchema, RegistryConverter, decode_serialized
 from converters.confluent.serde_config import SERDE_CONFIG
 
 
@@ -71,9 +69,9 @@ class ProtobufConverter(RegistryConverter):
 
     def _configure_format(self, values: Mapping[str, Any]) -> None:
         self.protobuf_data = ProtobufData.from_config(values)
-        self._parsed = LRUCache(self.cache_size)
-        self._entries = LRUCache(self.cache_size)
-        self._writers = LRUCache(self.cache_size)
+        self._parsed: LRUCache[Any, Any] = LRUCache(self.cache_size)
+        self._entries: LRUCache[Any, Any] = LRUCache(self.cache_size)
+        self._writers: LRUCache[Any, Any] = LRUCache(self.cache_size)
 
     # -- reading --
 
@@ -208,7 +206,7 @@ class ProtobufConverter(RegistryConverter):
                 indexes = message_indexes_of(descriptor)
             cached = (schema_id, tuple(indexes), cls)
             self._writers.put(key, cached)
-        schema_id, indexes, cls = cached
+        schema_id, written_indexes, cls = cached
         try:
             message = self.protobuf_data.from_connect_value(schema, value, cls)
             payload = message.SerializeToString()
@@ -218,4 +216,4 @@ class ProtobufConverter(RegistryConverter):
             raise DataException(f"Failed to serialize Protobuf data for topic {topic}: "
                                 f"{type(exc).__name__}: {exc}") from exc
         self.last_schema_id = schema_id
-        return wire_format.frame(schema_id, payload, indexes, protobuf=True)
+        return wire_format.frame(schema_id, payload, written_indexes, protobuf=True)

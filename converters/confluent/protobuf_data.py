@@ -47,12 +47,12 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import re
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypeVar
 
 from connector.api.config_def import ConfigDef, ConfigKey, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
-from connector.api.schema import Schema, SchemaBuilder, Type
+from connector.api.schema import Field, Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 
 NAMESPACE = "io.confluent.connect.protobuf"
@@ -105,6 +105,20 @@ _MS_PER_DAY = 86_400_000
 # ==================================================================================================
 
 _BUILTINS: list = []
+
+
+_T = TypeVar("_T")
+
+
+def _present(value: _T | None, what: str) -> _T:
+    """``value``, which a well-formed schema always has (``what`` names it otherwise)."""
+    if value is None:
+        raise DataException(f"Schema has no {what}")
+    return value
+
+
+def _field_of(schema: Schema, name: str) -> Field:
+    return _present(schema.field(name), f"field {name}")
 
 
 def builtin_file_descriptors() -> list:
@@ -171,9 +185,19 @@ def builtin_file_descriptors() -> list:
 
 
 def _runtime_well_known() -> list:
-    from google.protobuf import (any_pb2, api_pb2, descriptor_pb2, duration_pb2, empty_pb2,
-                                 field_mask_pb2, source_context_pb2, struct_pb2, timestamp_pb2,
-                                 type_pb2, wrappers_pb2)
+    from google.protobuf import (
+        any_pb2,
+        api_pb2,
+        descriptor_pb2,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        source_context_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        type_pb2,
+        wrappers_pb2,
+    )
 
     out = []
     for module in (descriptor_pb2, any_pb2, source_context_pb2, type_pb2, api_pb2, duration_pb2,
@@ -315,9 +339,11 @@ def meta_params(options_bytes: bytes) -> dict[str, str]:
         return {}
     if found is None:
         return {}
+    from google.protobuf.message import DecodeError
+
     try:
         return dict(_meta_class().FromString(found).params)
-    except Exception:
+    except DecodeError:
         return {}
 
 
@@ -524,12 +550,12 @@ class ProtobufData:
         return builder.build()
 
     def _field_schema(self, info: _FieldInfo, oneof_member: bool, stack: tuple) -> Schema:
-        from google.protobuf.descriptor import FieldDescriptor as FD
+        from google.protobuf.descriptor import FieldDescriptor
 
         fd = info.fd
         t = info.type
         builder: SchemaBuilder
-        if t in (FD.TYPE_INT32, FD.TYPE_SINT32, FD.TYPE_SFIXED32):
+        if t in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SFIXED32):
             connect_type = info.meta.get(CONNECT_TYPE_PROP)
             if connect_type == "int8":
                 builder = SchemaBuilder.int8()
@@ -537,24 +563,25 @@ class ProtobufData:
                 builder = SchemaBuilder.int16()
             else:
                 builder = SchemaBuilder.int32()
-                if t != FD.TYPE_INT32:
+                if t != FieldDescriptor.TYPE_INT32:
                     builder.parameter(PROTOBUF_TYPE_PROP, _TYPE_NAMES[t])
-        elif t in (FD.TYPE_UINT32, FD.TYPE_FIXED32, FD.TYPE_INT64, FD.TYPE_UINT64, FD.TYPE_SINT64,
-                   FD.TYPE_FIXED64, FD.TYPE_SFIXED64):
+        elif t in (FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32, FieldDescriptor.TYPE_INT64,
+                   FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED64,
+                   FieldDescriptor.TYPE_SFIXED64):
             builder = SchemaBuilder.int64()
-            if t != FD.TYPE_INT64:
+            if t != FieldDescriptor.TYPE_INT64:
                 builder.parameter(PROTOBUF_TYPE_PROP, _TYPE_NAMES[t])
-        elif t == FD.TYPE_FLOAT:
+        elif t == FieldDescriptor.TYPE_FLOAT:
             builder = SchemaBuilder.float32()
-        elif t == FD.TYPE_DOUBLE:
+        elif t == FieldDescriptor.TYPE_DOUBLE:
             builder = SchemaBuilder.float64()
-        elif t == FD.TYPE_BOOL:
+        elif t == FieldDescriptor.TYPE_BOOL:
             builder = SchemaBuilder.bool()
-        elif t == FD.TYPE_STRING:
+        elif t == FieldDescriptor.TYPE_STRING:
             builder = SchemaBuilder.string()
-        elif t == FD.TYPE_BYTES:
+        elif t == FieldDescriptor.TYPE_BYTES:
             builder = SchemaBuilder.bytes()
-        elif t == FD.TYPE_ENUM:
+        elif t == FieldDescriptor.TYPE_ENUM:
             enum = fd.enum_type
             builder = SchemaBuilder.int32() if self.int_for_enums else SchemaBuilder.string()
             builder.name(enum.full_name if self.enhanced else enum.name)
@@ -563,7 +590,7 @@ class ProtobufData:
             for value in enum.values:
                 builder.parameter(f"{param}.{value.name}", str(value.number))
             builder.optional()
-        elif t in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
+        elif t in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
             full = info.message_name
             if full == DECIMAL_TYPE:
                 scale = _int_or(info.meta.get(PROTOBUF_SCALE_PROP), 0)
@@ -629,12 +656,12 @@ class ProtobufData:
             info = next(i for i in self.field_infos(descriptor) if i.number == fd.number)
             raw = getattr(message, set_name)
             if self.flatten_unions:
-                field = schema.field(set_name)
+                field = _field_of(schema, set_name)
                 struct.put(field, self._value(field.schema, raw, info))
             else:
-                union_field = schema.field(self._union_field_name(oneof))
+                union_field = _field_of(schema, self._union_field_name(oneof))
                 union_schema = union_field.schema
-                member = union_schema.field(set_name)
+                member = _field_of(union_schema, set_name)
                 union = Struct(union_schema).put(member, self._value(member.schema, raw, info))
                 struct.put(union_field, union)
         for info in self.field_infos(descriptor):
@@ -643,7 +670,7 @@ class ProtobufData:
             primitive_or_repeated = info.type not in (11, 10) or info.repeated  # MESSAGE/GROUP
             if (primitive_or_repeated and not self._is_optional(info)) \
                     or self.generate_struct_for_nulls or message.HasField(info.name):
-                field = schema.field(info.name)
+                field = _field_of(schema, info.name)
                 value = self._value(field.schema, getattr(message, info.name), info)
                 if value is not None:
                     struct.put(field, value)
@@ -678,12 +705,13 @@ class ProtobufData:
                     raise DataException(f"Timestamp {value.seconds}s is out of range") from exc
         t = schema.type
         if t is Type.ARRAY:
-            element = schema.value_schema
+            element = _present(schema.value_schema, "array element schema")
             if info is not None and info.repeated:
                 return [self._scalar_or_message(element, e, info) for e in value]
             return [self._value(element, e, None) for e in value]
         if t is Type.MAP:
-            ks, vs = schema.key_schema, schema.value_schema
+            ks = _present(schema.key_schema, "map key schema")
+            vs = _present(schema.value_schema, "map value schema")
             entry_infos = self.field_infos(info.fd.message_type) if info is not None else [None, None]
             return {self._value(ks, k, entry_infos[0]): self._value(vs, v, entry_infos[1])
                     for k, v in value.items()}
@@ -989,24 +1017,27 @@ class ProtobufData:
         name = fd.name
         if schema.type is Type.ARRAY:
             container = getattr(message, name)
+            element = _present(schema.value_schema, "array element schema")
             for e in value:
                 if e is None:
                     raise DataException(f"Protobuf repeated field {name} cannot hold null")
                 if fd.message_type is not None:
-                    self._set_message(container.add(), fd.message_type, schema.value_schema, e)
+                    self._set_message(container.add(), fd.message_type, element, e)
                 else:
-                    container.append(self._scalar(fd, schema.value_schema, e))
+                    container.append(self._scalar(fd, element, e))
             return
         if schema.type is Type.MAP:
             container = getattr(message, name)
             entry = fd.message_type
             kfd, vfd = entry.fields_by_name[KEY_FIELD], entry.fields_by_name[VALUE_FIELD]
+            ks = _present(schema.key_schema, "map key schema")
+            vs = _present(schema.value_schema, "map value schema")
             for k, v in value.items():
-                key = self._scalar(kfd, schema.key_schema, k)
+                key = self._scalar(kfd, ks, k)
                 if vfd.message_type is not None:
-                    self._set_message(container[key], vfd.message_type, schema.value_schema, v)
+                    self._set_message(container[key], vfd.message_type, vs, v)
                 elif v is not None:
-                    container[key] = self._scalar(vfd, schema.value_schema, v)
+                    container[key] = self._scalar(vfd, vs, v)
             return
         if fd.message_type is not None:
             self._set_message(getattr(message, name), fd.message_type, schema, value)
@@ -1049,9 +1080,9 @@ class ProtobufData:
                 raise DataException(f"Enum symbol {value!r} not in {fd.enum_type.full_name}")
             return v.number
         raw = _to_raw(schema, value)
-        from google.protobuf.descriptor import FieldDescriptor as FD
+        from google.protobuf.descriptor import FieldDescriptor
 
-        if fd.type in (FD.TYPE_UINT64, FD.TYPE_FIXED64) and isinstance(raw, int) and raw < 0:
+        if fd.type in (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64) and isinstance(raw, int) and raw < 0:
             raw += 2 ** 64
         return raw
 

@@ -146,7 +146,7 @@ class RegisteredSchema:
     @staticmethod
     def from_response(body: Mapping[str, Any], **overrides: Any) -> "RegisteredSchema":
         refs = tuple(SchemaReference.from_dict(r) for r in (body.get("references") or ()))
-        values = dict(
+        values: dict[str, Any] = dict(
             schema=body.get("schema") or "",
             schema_type=(body.get("schemaType") or "AVRO").upper(),
             references=refs,
@@ -218,13 +218,13 @@ class _SSLContextAdapter(HTTPAdapter):
         self._check_hostname = check_hostname
         super().__init__(**kwargs)
 
-    def init_poolmanager(self, connections, maxsize, block=False, **pool_kwargs):  # type: ignore[override]
+    def init_poolmanager(self, connections, maxsize, block=False, **pool_kwargs):
         pool_kwargs["ssl_context"] = self._context
         if not self._check_hostname:
             pool_kwargs["assert_hostname"] = False
         super().init_poolmanager(connections, maxsize, block=block, **pool_kwargs)
 
-    def cert_verify(self, conn, url, verify, cert):  # type: ignore[override]
+    def cert_verify(self, conn, url, verify, cert):
         # The SSL context carries the trust store and the client certificate.
         super().cert_verify(conn, url, verify, None)
         if not self._check_hostname:
@@ -317,10 +317,10 @@ class SchemaRegistryClient:
         self._auth = auth
         if ssl_context is not None:
             self._session.mount("https://", _SSLContextAdapter(ssl_context, check_hostname))
-        self._by_id = LRUCache(cache_capacity)
-        self._by_guid = LRUCache(cache_capacity)
-        self._versions = LRUCache(cache_capacity)
-        self._subject_versions = LRUCache(cache_capacity)
+        self._by_id: LRUCache[Any, Any] = LRUCache(cache_capacity)
+        self._by_guid: LRUCache[Any, Any] = LRUCache(cache_capacity)
+        self._versions: LRUCache[Any, Any] = LRUCache(cache_capacity)
+        self._subject_versions: LRUCache[Any, Any] = LRUCache(cache_capacity)
         self._lock = threading.Lock()
 
     # -- construction from a converter config --
@@ -457,9 +457,12 @@ class SchemaRegistryClient:
                 status=status, error_code=code, url=shown)
         cls: type[SchemaRegistryException] = SchemaRegistryException
         if status == 404:
-            cls = {SCHEMA_NOT_FOUND: SchemaNotFoundException,
-                   SUBJECT_NOT_FOUND: SubjectNotFoundException,
-                   VERSION_NOT_FOUND: VersionNotFoundException}.get(code, SchemaRegistryException)
+            by_code: dict[int | None, type[SchemaRegistryException]] = {
+                SCHEMA_NOT_FOUND: SchemaNotFoundException,
+                SUBJECT_NOT_FOUND: SubjectNotFoundException,
+                VERSION_NOT_FOUND: VersionNotFoundException,
+            }
+            cls = by_code.get(code, SchemaRegistryException)
         raise cls(
             f"Schema Registry {shown} failed while {what}: HTTP {status}"
             f"{', error code ' + str(code) if code is not None else ''}: {message}",
@@ -545,7 +548,7 @@ class SchemaRegistryClient:
         cached = self._versions.get(key)
         if cached is not None:
             return cached
-        body = {"schema": schema, **({"schemaType": schema_type} if schema_type != "AVRO" else {})}
+        body: dict[str, Any] = {"schema": schema, **({"schemaType": schema_type} if schema_type != "AVRO" else {})}
         if refs:
             body["references"] = [r.to_dict() for r in refs]
         params = {"normalize": str(normalize).lower()}
@@ -674,7 +677,10 @@ class RegistryConverter(Converter):
 
     def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:
         from converters.confluent.subject_naming import (  # local import: no cycle at load time
-            KEY_SUBJECT_NAME_STRATEGY, VALUE_SUBJECT_NAME_STRATEGY, load_strategy)
+            KEY_SUBJECT_NAME_STRATEGY,
+            VALUE_SUBJECT_NAME_STRATEGY,
+            load_strategy,
+        )
 
         self.config = dict(config or {})
         values = self.CONFIG_DEF.parse(self.config)

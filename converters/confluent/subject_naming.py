@@ -22,7 +22,6 @@ accepted too.
 from __future__ import annotations
 
 import abc
-
 from typing import Any
 
 from connector.api.errors import ConfigException, DataException
@@ -40,7 +39,7 @@ class SubjectNameStrategy(abc.ABC):
     #: True when the subject depends on the schema (so it needs the record name).
     uses_schema = False
 
-    def configure(self, config: dict) -> None:  # pragma: no cover - nothing to configure
+    def configure(self, config: dict) -> None:  # pragma: no cover - nothing to configure  # noqa: B027 - optional hook
         pass
 
     @abc.abstractmethod

@@ -15,6 +15,7 @@ Batch forms are registered for exact classes (a user's subclass may override
 from __future__ import annotations
 
 import abc
+import functools
 import math
 from typing import Any, Callable
 
@@ -193,7 +194,7 @@ class MaskFieldBatch(BatchTransform):
                 continue
             loose = fields.field_loose(name)
             origin = fields.origins.get(name)
-            fields.put(name, self._masked(array, lambda name=name: view.is_loose(name)), loose)
+            fields.put(name, self._masked(array, functools.partial(view.is_loose, name)), loose)
             if origin is not None:
                 fields.origins[name] = origin  # masking keeps each value's kind
         return view.with_value(fields.values())
@@ -284,7 +285,7 @@ class CastBatch(BatchTransform):
                 # column so that a later rename onto it collides, as per record.
                 fields.put(name, pa.nulls(fields.length))
                 continue
-            fields.put(name, cast_array(array, target, lambda name=name: view.is_loose(name)))
+            fields.put(name, cast_array(array, target, functools.partial(view.is_loose, name)))
         return view.with_value(fields.values())
 
 

@@ -110,6 +110,8 @@ def decimal128_text(text: str) -> str:
 _NUMBER = re.compile(r"-?(?:Infinity|(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?)")
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _WS = re.compile(r"\s*")
+# The json module's own string-literal scanner (C-accelerated); not declared in typeshed.
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 _ISO_FRACTION = re.compile(r"(\.\d+)")
 
 
@@ -124,7 +126,9 @@ class _Reader:
         return DataException(f"Invalid JSON input. {message} (position {self.pos})")
 
     def skip_ws(self) -> None:
-        self.pos = _WS.match(self.text, self.pos).end()
+        match = _WS.match(self.text, self.pos)
+        if match is not None:  # always: _WS matches the empty string
+            self.pos = match.end()
 
     def peek(self) -> str:
         self.skip_ws()
@@ -146,7 +150,7 @@ class _Reader:
         quote = self.peek()
         if quote == '"':
             try:
-                value, self.pos = json.decoder.scanstring(self.text, self.pos + 1, True)
+                value, self.pos = _scanstring(self.text, self.pos + 1, True)
             except ValueError as exc:
                 raise self.error(str(exc)) from exc
             return value
@@ -169,7 +173,7 @@ class _Reader:
                 i += 1
             self.pos = i + 1
             try:
-                return json.decoder.scanstring("".join(out) + '"', 0, True)[0]
+                return _scanstring("".join(out) + '"', 0, True)[0]
             except ValueError as exc:
                 raise self.error(str(exc)) from exc
         raise self.error("Expected a string")

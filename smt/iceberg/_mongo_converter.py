@@ -170,7 +170,9 @@ class MongoDataConverter:
         self._check_homogenous(key, elements, value_type, parent_name)
         return SchemaBuilder.array(self._element_schema(key, value_type, elements, parent_name)).optional().build()
 
-    def _check_homogenous(self, key: str, elements: list[BsonValue], value_type: BsonType, parent_name: str | None) -> None:
+    def _check_homogenous(
+        self, key: str, elements: list[BsonValue], value_type: BsonType, parent_name: str | None
+    ) -> None:
         if value_type is BsonType.DOCUMENT:
             union: dict[str, BsonType] = {}
             for element in elements:
@@ -209,7 +211,9 @@ class MongoDataConverter:
             "Check option 'struct' of parameter 'array.encoding'"
         )
 
-    def _element_schema(self, key: str, value_type: BsonType, elements: list[BsonValue], parent_name: str | None) -> Schema:
+    def _element_schema(
+        self, key: str, value_type: BsonType, elements: list[BsonValue], parent_name: str | None
+    ) -> Schema:
         if value_type in _SCALAR_SCHEMAS:
             return _SCALAR_SCHEMAS[value_type]
         if value_type is BsonType.DOCUMENT:
@@ -222,7 +226,11 @@ class MongoDataConverter:
                 seen: dict[str, BsonType] = {}
                 for element in elements:
                     for member, member_value in element.value.items():
-                        if skip_empty and member_value.type in (BsonType.DOCUMENT, BsonType.ARRAY) and not member_value.value:
+                        if (
+                            skip_empty
+                            and member_value.type in (BsonType.DOCUMENT, BsonType.ARRAY)
+                            and not member_value.value
+                        ):
                             continue
                         if member not in seen:
                             seen[member] = member_value.type
@@ -248,26 +256,30 @@ class MongoDataConverter:
         if t in _SCALAR_SCHEMAS:
             struct.put(key, scalar_value(value))
             return
+        if t not in (BsonType.DOCUMENT, BsonType.ARRAY, BsonType.JAVASCRIPT_WITH_SCOPE, BsonType.REGULAR_EXPRESSION):
+            return  # UNDEFINED, SYMBOL, MIN_KEY, MAX_KEY, DB_POINTER: left out
         field = schema.field(key)
-        if t in (BsonType.DOCUMENT, BsonType.ARRAY, BsonType.JAVASCRIPT_WITH_SCOPE, BsonType.REGULAR_EXPRESSION):
-            if field is None:
-                raise DataException(f"Failed to find field '{key}' in schema {schema.name}")
+        if field is None:
+            raise DataException(f"Failed to find field '{key}' in schema {schema.name}")
+        field_schema = field.schema
         if t is BsonType.DOCUMENT:
-            struct.put(key, self.document_struct(value.value, field.schema))
+            struct.put(key, self.document_struct(value.value, field_schema))
         elif t is BsonType.REGULAR_EXPRESSION:
-            regex = Struct(field.schema)
+            regex = Struct(field_schema)
             regex.put("regex", value.value[0])
             regex.put("options", value.value[1])
             struct.put(key, regex)
         elif t is BsonType.JAVASCRIPT_WITH_SCOPE:
             code, scope = value.value
-            js = Struct(field.schema)
+            scope_field = field_schema.field("scope")
+            if scope_field is None:
+                raise DataException(f"Failed to find field 'scope' in schema {field_schema.name}")
+            js = Struct(field_schema)
             js.put("code", code)
-            js.put("scope", self.document_struct(scope, field.schema.field("scope").schema))
+            js.put("scope", self.document_struct(scope, scope_field.schema))
             struct.put(key, js)
-        elif t is BsonType.ARRAY:
-            struct.put(key, self._array_value(value.value, field.schema))
-        # UNDEFINED, SYMBOL, MIN_KEY, MAX_KEY, DB_POINTER: left out
+        else:  # ARRAY
+            struct.put(key, self._array_value(value.value, field_schema))
 
     def _array_value(self, elements: list[BsonValue], schema: Schema) -> Any:
         if self.array_encoding is ArrayEncoding.DOCUMENT:
@@ -290,6 +302,8 @@ class MongoDataConverter:
     def _append_element(self, element: BsonValue, element_schema: Schema | None, out: list) -> None:
         t = element.type
         if t is BsonType.DOCUMENT:
+            if element_schema is None:
+                raise DataException("Failed to find the schema of the array's documents")
             out.append(self.document_struct(element.value, element_schema))
         elif t is BsonType.ARRAY:
             inner: list = []

@@ -33,8 +33,9 @@ class CopyValue(Transformation):
     )
 
     def __init__(self) -> None:
-        self.source_field: str | None = None
-        self.target_field: str | None = None
+        # Both are required settings: set by configure().
+        self.source_field = ""
+        self.target_field = ""
         self._schema_cache: LRUCache | None = LRUCache()
 
     def _configure(self, config: dict) -> None:

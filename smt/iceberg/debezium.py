@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
@@ -59,7 +60,7 @@ class DebeziumTransform(Transformation):
 
     def __init__(self) -> None:
         self.cdc_target_pattern: str | None = None
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Any, Any] = LRUCache()
 
     def _configure(self, config: dict) -> None:
         self.cdc_target_pattern = config[CDC_TARGET_PATTERN]
@@ -178,7 +179,7 @@ class DebeziumTransform(Transformation):
         return self.cdc_target_pattern.replace(DB_PLACEHOLDER, db).replace(TABLE_PLACEHOLDER, table)
 
 
-def _required(value: object, name: str, record: SinkRecord) -> object:
+def _required(value: Any, name: str, record: SinkRecord) -> Any:
     if value is None:
         raise DataException(f"Debezium record has no '{name}' ({record.describe()})")
     return value

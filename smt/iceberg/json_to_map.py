@@ -199,7 +199,9 @@ def _extract_bytes(node: Any, field_name: str) -> Any:
     raise JsonToMapException(f"parsing binary value threw exception for {field_name}")
 
 
-def _populate_array(node: Any, schema: Schema, field_name: str) -> list:
+def _populate_array(node: Any, schema: Schema | None, field_name: str) -> list:
+    """The elements of an array node, of ``schema`` (the array schema's element schema)."""
+    assert schema is not None, "an ARRAY schema always has an element schema"
     elements = node if isinstance(node, list) else []
     if schema.type is Type.ARRAY:
         return [_populate_array(element, schema.value_schema, field_name) for element in elements]

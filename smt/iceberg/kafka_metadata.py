@@ -73,7 +73,7 @@ class KafkaMetadataTransform(Transformation):
         self._external: tuple[str, str] | None = None
         self._namer: Callable[[str], str] = lambda name: f"{DEFAULT_FIELD_NAME}_{name}"
         self._nested_schema: Schema | None = None
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def _configure(self, config: dict) -> None:
         self.field_name = config[FIELD_NAME]
@@ -103,13 +103,13 @@ class KafkaMetadataTransform(Transformation):
             return record
         if record.value_schema is None:
             return self._apply_schemaless(record)
-        return self._apply_with_schema(record)
+        return self._apply_with_schema(record, record.value_schema)
 
-    def _apply_with_schema(self, record: SinkRecord) -> SinkRecord:
+    def _apply_with_schema(self, record: SinkRecord, schema: Schema) -> SinkRecord:
         value = require_struct(record.value, "KafkaMetadataTransform")
-        new_schema = self._updated_schema(record.value_schema)
+        new_schema = self._updated_schema(schema)
         new_value = Struct(new_schema)
-        for field in record.value_schema.fields():
+        for field in schema.fields():
             new_value.put(field.name, value.get(field))
         metadata = _metadata_values(record, self._namer, self._external)
         if self._nested_schema is not None:

@@ -59,7 +59,7 @@ class MongoDebeziumTransform(Transformation):
 
     def _configure(self, config: dict) -> None:
         # Like the Java transform, an unknown mode falls back to "array".
-        self.converter = MongoDataConverter(ArrayEncoding.parse(config[ARRAY_HANDLING_MODE], "array"))
+        self.converter = MongoDataConverter(ArrayEncoding.parse(config[ARRAY_HANDLING_MODE]) or ArrayEncoding.ARRAY)
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if record.value is None:
@@ -138,10 +138,12 @@ class MongoDebeziumTransform(Transformation):
         if old_schema.name is not None:
             builder.name(old_schema.name)
         image_schemas: dict[str, Schema] = {}
+        image_docs: dict[str, dict[str, BsonValue]] = {}
         for field in old_schema.fields():
             if field.name in images:
                 doc = images[field.name]
                 if doc is not None:
+                    image_docs[field.name] = doc
                     image_schemas[field.name] = converter.document_schema(doc, optional=True)
                     builder.field(field.name, image_schemas[field.name])
             else:
@@ -151,7 +153,7 @@ class MongoDebeziumTransform(Transformation):
         value = Struct(value_schema)
         for field in value_schema.fields():
             if field.name in image_schemas:
-                value.put(field, converter.document_struct(images[field.name], field.schema))
+                value.put(field, converter.document_struct(image_docs[field.name], field.schema))
             else:
                 value.put(field, envelope.get(field.name))
         return record.new_record(

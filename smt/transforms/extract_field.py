@@ -47,14 +47,15 @@ class ExtractField(SidedTransformation):
     def apply(self, record: SinkRecord) -> SinkRecord:
         schema = self.operating_schema(record)
         if schema is None:
-            value = require_map_or_null(self.operating_value(record), PURPOSE)
-            return self.new_record(record, None, None if value is None else self.field_path.value_from_map(value))
-        value = require_struct_or_null(self.operating_value(record), PURPOSE)
+            map_value = require_map_or_null(self.operating_value(record), PURPOSE)
+            return self.new_record(
+                record, None, None if map_value is None else self.field_path.value_from_map(map_value))
+        struct_value = require_struct_or_null(self.operating_value(record), PURPOSE)
         field = self.field_path.field_from(schema)
         if field is None:
             raise ValueError(f"Unknown field: {self.original_path}")
-        extracted = None if value is None else self.field_path.value_from_struct(
-            value, self.replace_null_with_default)
+        extracted = None if struct_value is None else self.field_path.value_from_struct(
+            struct_value, self.replace_null_with_default)
         return self.new_record(record, field.schema, extracted)
 
 

@@ -17,6 +17,7 @@ from smt.base import (
     ValueSide,
     copy_schema_basics,
     require_map,
+    require_schema,
     require_struct_or_null,
 )
 from smt.transforms.cast import infer_type
@@ -49,7 +50,7 @@ class Flatten(SidedTransformation):
 
     def _configure(self, config: dict[str, Any]) -> None:
         self.delimiter = config[DELIMITER_CONFIG]
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if self.operating_value(record) is None:
@@ -95,7 +96,7 @@ class Flatten(SidedTransformation):
 
     def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
         value = require_struct_or_null(self.operating_value(record), PURPOSE)
-        schema = self.operating_schema(record)
+        schema = require_schema(self.operating_schema(record), PURPOSE)
         updated_schema = self.updated_schema(schema)
         if value is None:
             return self.new_record(record, updated_schema, None)

@@ -65,7 +65,7 @@ class HeaderFrom(SidedTransformation):
             )
         self.operation = config[OPERATION_FIELD]
         self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_FIELD]
-        self._move_schema_cache = LRUCache()
+        self._move_schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         schema = self.operating_schema(record)

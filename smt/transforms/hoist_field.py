@@ -27,7 +27,7 @@ class HoistField(SidedTransformation):
 
     def _configure(self, config: dict[str, Any]) -> None:
         self.field_name = config[FIELD_CONFIG]
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         schema = self.operating_schema(record)

@@ -95,7 +95,7 @@ class InsertField(SidedTransformation):
         if self.static_field is not None and self.static_value is None:
             raise ConfigException(STATIC_VALUE, None,
                                   f"No value specified for static field: {self.static_field.name}")
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if self.operating_value(record) is None:

@@ -94,7 +94,7 @@ class ReplaceField(SidedTransformation):
         self.renames = parse_rename_mappings(config[RENAMES])
         self.reverse_renames = {new: old for old, new in self.renames.items()}
         self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def keeps(self, field_name: str) -> bool:
         return field_name not in self.exclude and (not self.include or field_name in self.include)

@@ -48,7 +48,7 @@ class SetSchemaMetadata(SidedTransformation):
         schema = self.operating_schema(record)
         if value is None and schema is None:
             return record
-        require_schema(schema, "updating schema metadata")
+        schema = require_schema(schema, "updating schema metadata")
         is_map = schema.type is Type.MAP
         is_array = schema.type is Type.ARRAY
         updated_schema = Schema(

@@ -41,6 +41,7 @@ from smt.base import (
     field_value,
     replace_null_with_default,
     require_map,
+    require_schema,
     require_struct_or_null,
     schema_text,
 )
@@ -117,6 +118,7 @@ def _string_to_raw(config: _Config, value: Any) -> int:
 
 
 def _string_to_type(config: _Config, millis: int) -> str:
+    assert config.format is not None, "configure() refuses a string target without a format"
     return config.format.format_millis(millis)
 
 
@@ -240,7 +242,7 @@ class TimestampConverter(SidedTransformation):
     def _configure(self, config: dict[str, Any]) -> None:
         target = config[TARGET_TYPE_CONFIG]
         pattern = config[FORMAT_CONFIG]
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
         self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         if target == TYPE_STRING and not pattern.strip():
             raise ConfigException(
@@ -270,7 +272,7 @@ class TimestampConverter(SidedTransformation):
         return TRANSLATORS[self.settings.type].to_type(self.settings, raw)
 
     def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
-        schema = self.operating_schema(record)
+        schema = require_schema(self.operating_schema(record), PURPOSE)
         target = TRANSLATORS[self.settings.type]
         if not self.settings.field:
             value = self.operating_value(record)

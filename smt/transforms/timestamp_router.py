@@ -52,6 +52,7 @@ class TimestampRouter(Transformation):
             raise DataException(f"Timestamp missing on record: {record}")
         if self._format_error is not None:
             raise ValueError(str(self._format_error))
+        assert self.timestamp_format is not None  # set by _configure unless _format_error is
         formatted = self.timestamp_format.format_millis(record.timestamp)
         topic = self.topic_format.replace("${topic}", record.topic).replace("${timestamp}", formatted)
         return record.new_record(topic, record.kafka_partition, record.key_schema, record.key,

@@ -36,7 +36,7 @@ class ValueToKey(Transformation):
     def _configure(self, config: dict[str, Any]) -> None:
         self.fields = list(config[FIELDS_CONFIG])
         self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        self._schema_cache = LRUCache()
+        self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
     def apply(self, record: SinkRecord) -> SinkRecord:
         if record.value_schema is None:

@@ -128,7 +128,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         with TansuBroker() as broker:
             _fill_topic(broker.bootstrap, args.topic, args.records, args.partitions)
             results = _measure(broker.bootstrap, args.topic, args.records, args.repeat, args.compare)
-    print(json.dumps({name: {"best": max(r), "median": sorted(r)[len(r) // 2], "runs": r} for name, r in results.items()}))
+    print(
+        json.dumps({name: {"best": max(r), "median": sorted(r)[len(r) // 2], "runs": r} for name, r in results.items()})
+    )
     return 0
 
 

@@ -77,8 +77,8 @@ def props_for(name: str, topic: str, extra: dict[str, str] | None = None, work: 
 
 def check_path(props: dict[str, str], expected: str) -> None:
     """Fail unless a task of this config takes the ``expected`` path (decided from the config alone)."""
-    from connector.config.sink_config import SinkConfig
     from connector.channel.worker import new_pipeline
+    from connector.config.sink_config import SinkConfig
 
     pipeline = new_pipeline(SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"}), "bench-check")
     if pipeline.path != expected:
@@ -126,8 +126,8 @@ def pipeline_rate(props: dict[str, str], batches: list[pa.RecordBatch], *, colum
                   expected_path: str) -> float:
     """Records/s of one TaskPipeline over ``batches`` (table created first, files written)."""
     from connector.channel.schema_changes import apply_schema_needs
-    from connector.config.sink_config import SinkConfig
     from connector.channel.worker import new_pipeline
+    from connector.config.sink_config import SinkConfig
 
     config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
     setup = new_pipeline(config, "bench-setup", columnar=False)

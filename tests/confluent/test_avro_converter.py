@@ -266,8 +266,7 @@ def test_key_converter_uses_the_key_subject(schema_registry):
 
 
 def test_subject_name_strategies(schema_registry):
-    from confluent_kafka.schema_registry import record_subject_name_strategy, \
-        topic_record_subject_name_strategy
+    from confluent_kafka.schema_registry import record_subject_name_strategy, topic_record_subject_name_strategy
 
     schema = {"type": "record", "name": "Rec", "namespace": "strat", "fields": [
         {"name": "a", "type": "int"}]}

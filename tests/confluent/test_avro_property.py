@@ -11,7 +11,8 @@ import struct as _struct
 
 import fastavro
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from connector.api import Schema, SchemaBuilder, Struct, Type
 from converters.confluent import wire_format

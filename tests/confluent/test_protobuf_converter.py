@@ -276,7 +276,6 @@ def test_from_connect_data_round_trip(schema_registry):
     from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
 
     topic = unique("pb-write")
-    line = SchemaBuilder.struct().name("Line").field("sku", Schema.OPTIONAL_STRING_SCHEMA).build()
     status = (SchemaBuilder.string().name("Status").optional()
               .parameter("io.confluent.connect.protobuf.Enum", "Status")
               .parameter("io.confluent.connect.protobuf.Enum.NEW", "0")

@@ -11,8 +11,12 @@ import pytest
 
 from connector.api.errors import ConfigException, DataException
 from converters.confluent.registry_client import (
-    SchemaNotFoundException, SchemaRegistryClient, SchemaRegistryException,
-    SchemaRegistryUnavailableException, SubjectNotFoundException)
+    SchemaNotFoundException,
+    SchemaRegistryClient,
+    SchemaRegistryException,
+    SchemaRegistryUnavailableException,
+    SubjectNotFoundException,
+)
 from tests.confluent import unique
 from tests.support.schema_registry import SchemaRegistryServer
 

@@ -6,7 +6,11 @@ import pytest
 
 from connector.api.errors import ConfigException, DataException
 from converters.confluent.subject_naming import (
-    RecordNameStrategy, TopicNameStrategy, TopicRecordNameStrategy, load_strategy)
+    RecordNameStrategy,
+    TopicNameStrategy,
+    TopicRecordNameStrategy,
+    load_strategy,
+)
 
 PKG = "io.confluent.kafka.serializers.subject."
 

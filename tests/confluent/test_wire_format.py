@@ -7,7 +7,8 @@ import uuid
 import warnings
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from connector.api.errors import DataException
 from connector.api.record import Header

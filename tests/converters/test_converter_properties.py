@@ -96,7 +96,9 @@ def _logical_schemas(optional: st.SearchStrategy[bool]) -> st.SearchStrategy[Sch
     return st.builds(lambda b, opt, meta: _decorate(b, opt, meta, named=False), builders, optional, _metadata)
 
 
-def _leaf_schemas(optional: st.SearchStrategy[bool] = st.booleans()) -> st.SearchStrategy[Schema]:
+def _leaf_schemas(optional: st.SearchStrategy[bool] | None = None) -> st.SearchStrategy[Schema]:
+    if optional is None:
+        optional = st.booleans()
     return st.one_of(_plain_schemas(optional), _logical_schemas(optional))
 
 

@@ -27,9 +27,9 @@ from connector.api import (
     Time,
     Timestamp,
 )
+from connector.api.java.jackson import read_tree
 from connector.api.java.numbers import to_float32
 from converters.json import DecimalFormat, JsonConverter, JsonConverterConfig
-from connector.api.java.jackson import read_tree
 
 TOPIC = "topic"
 UTC = dt.timezone.utc
@@ -759,7 +759,9 @@ def test_exact_struct_schema_bytes(converter):
 
 def test_numeric_decimal_keeps_scale_in_text(converter):
     converter.configure({"decimal.format": "numeric"}, False)
-    assert converter.from_connect_data(TOPIC, Decimal.schema(4), decimal.Decimal("1.5600")).endswith(b'"payload":1.5600}')
+    assert converter.from_connect_data(TOPIC, Decimal.schema(4), decimal.Decimal("1.5600")).endswith(
+        b'"payload":1.5600}'
+    )
     # BigDecimal.toString switches to scientific notation for small or negative-scale values.
     assert converter.from_connect_data(TOPIC, Decimal.schema(10), decimal.Decimal("1.23E-8")).endswith(
         b'"payload":1.23E-8}')

@@ -11,7 +11,14 @@ from connector.api import ConfigException, Schema, SchemaAndValue
 from converters.base import Converter, HeaderConverter
 from converters.bytearray import ByteArrayConverter
 from converters.json import JsonConverter
-from converters.numbers import BooleanConverter, DoubleConverter, FloatConverter, IntegerConverter, LongConverter, ShortConverter
+from converters.numbers import (
+    BooleanConverter,
+    DoubleConverter,
+    FloatConverter,
+    IntegerConverter,
+    LongConverter,
+    ShortConverter,
+)
 from converters.simple_header import SimpleHeaderConverter
 from converters.string import StringConverter
 

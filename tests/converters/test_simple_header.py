@@ -146,7 +146,9 @@ def test_tombstone_header(converter):
 
 def test_temporal_and_float32_headers_round_trip(converter):
     assert_round_trip(converter, Time.SCHEMA, dt.time(14, 34, 54, 346_000))
-    assert_round_trip(converter, Timestamp.SCHEMA, dt.datetime(2019, 8, 23, 14, 34, 54, 346_000, tzinfo=dt.timezone.utc))
+    assert_round_trip(
+        converter, Timestamp.SCHEMA, dt.datetime(2019, 8, 23, 14, 34, 54, 346_000, tzinfo=dt.timezone.utc)
+    )
     assert converter.from_connect_header(TOPIC, HEADER, Schema.FLOAT32_SCHEMA, to_float32(0.1)) == b"0.1"
 
 

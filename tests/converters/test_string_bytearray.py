@@ -158,7 +158,9 @@ def test_from_connect_byte_buffer_value(bytes_converter):
 
 
 def test_to_connect(bytes_converter):
-    assert bytes_converter.to_connect_data(TOPIC, SAMPLE_BYTES) == SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, SAMPLE_BYTES)
+    assert bytes_converter.to_connect_data(TOPIC, SAMPLE_BYTES) == SchemaAndValue(
+        Schema.OPTIONAL_BYTES_SCHEMA, SAMPLE_BYTES
+    )
 
 
 def test_to_connect_null(bytes_converter):

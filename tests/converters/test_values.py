@@ -27,9 +27,9 @@ from connector.api import (
     Time,
     Timestamp,
     Type,
+    values,
 )
-from connector.api import values as V
-from connector.api.java import numbers as N
+from connector.api.java import numbers as java_numbers
 from connector.api.java.strings import java_trim
 
 UTC = dt.timezone.utc
@@ -48,10 +48,10 @@ STRING_LIST = ["foo", "bar"]
 STRING_LIST_SCHEMA = SchemaBuilder.array(Schema.STRING_SCHEMA).build()
 
 _CONVERTERS = {
-    Type.STRING: V.convert_to_string, Type.INT8: V.convert_to_byte, Type.INT16: V.convert_to_short,
-    Type.INT32: V.convert_to_integer, Type.INT64: V.convert_to_long, Type.FLOAT32: V.convert_to_float,
-    Type.FLOAT64: V.convert_to_double, Type.BOOLEAN: V.convert_to_boolean, Type.ARRAY: V.convert_to_list,
-    Type.MAP: V.convert_to_map,
+    Type.STRING: values.convert_to_string, Type.INT8: values.convert_to_byte, Type.INT16: values.convert_to_short,
+    Type.INT32: values.convert_to_integer, Type.INT64: values.convert_to_long, Type.FLOAT32: values.convert_to_float,
+    Type.FLOAT64: values.convert_to_double, Type.BOOLEAN: values.convert_to_boolean, Type.ARRAY: values.convert_to_list,
+    Type.MAP: values.convert_to_map,
 }
 
 
@@ -61,14 +61,14 @@ def convert_to(desired: Schema, value) -> SchemaAndValue:
     if new_value is None:
         return SchemaAndValue(None, None)
     if desired.type in (Type.ARRAY, Type.MAP):
-        schema = V.parse_string(value).schema if isinstance(value, str) else V.infer_schema(new_value)
+        schema = values.parse_string(value).schema if isinstance(value, str) else values.infer_schema(new_value)
     else:
         schema = SchemaBuilder.type_of(desired.type).build()
     return SchemaAndValue(schema, new_value)
 
 
 def round_trip(desired: Schema, value, current_schema: Schema = Schema.STRING_SCHEMA) -> SchemaAndValue:
-    serialized = V.convert_to_string(current_schema, value)
+    serialized = values.convert_to_string(current_schema, value)
     if value is not None:
         assert serialized is not None
     return convert_to(desired, serialized)
@@ -94,17 +94,17 @@ def assert_short_circuit(schema: Schema, value) -> None:
 
 
 def test_should_parse_null_string():
-    assert V.parse_string(None) == SchemaAndValue(None, None)
+    assert values.parse_string(None) == SchemaAndValue(None, None)
 
 
 def test_should_parse_empty_string():
-    assert V.parse_string("") == SchemaAndValue(Schema.STRING_SCHEMA, "")
+    assert values.parse_string("") == SchemaAndValue(Schema.STRING_SCHEMA, "")
 
 
 def test_should_not_encounter_infinite_loop():
     # The bytes EF BF BF decode to U+FFFF, Java's CharacterIterator.DONE (KAFKA-10574).
     text = bytes([0xEF, 0xBF, 0xBF]).decode("utf-8")
-    assert V.parse_string(text) == SchemaAndValue(Schema.STRING_SCHEMA, text)
+    assert values.parse_string(text) == SchemaAndValue(Schema.STRING_SCHEMA, text)
 
 
 @pytest.mark.parametrize("text", [
@@ -122,46 +122,46 @@ def test_should_not_encounter_infinite_loop():
     "[null, 1]",  # shouldParseStringListWithNullFirstAsString
 ])
 def test_text_that_stays_a_string(text):
-    assert V.parse_string(text) == SchemaAndValue(Schema.STRING_SCHEMA, text)
+    assert values.parse_string(text) == SchemaAndValue(Schema.STRING_SCHEMA, text)
 
 
 def test_should_parse_true_as_boolean_if_surrounded_by_whitespace():
-    assert V.parse_string(WHITESPACE + "true" + WHITESPACE) == SchemaAndValue(Schema.BOOLEAN_SCHEMA, True)
+    assert values.parse_string(WHITESPACE + "true" + WHITESPACE) == SchemaAndValue(Schema.BOOLEAN_SCHEMA, True)
 
 
 def test_should_parse_false_as_boolean_if_surrounded_by_whitespace():
-    assert V.parse_string(WHITESPACE + "false" + WHITESPACE) == SchemaAndValue(Schema.BOOLEAN_SCHEMA, False)
+    assert values.parse_string(WHITESPACE + "false" + WHITESPACE) == SchemaAndValue(Schema.BOOLEAN_SCHEMA, False)
 
 
 def test_should_parse_null_as_null_if_surrounded_by_whitespace():
-    assert V.parse_string(WHITESPACE + "null" + WHITESPACE) == SchemaAndValue(None, None)
+    assert values.parse_string(WHITESPACE + "null" + WHITESPACE) == SchemaAndValue(None, None)
 
 
 def test_should_parse_boolean_literals_embedded_in_array():
-    result = V.parse_string("[true, false]")
+    result = values.parse_string("[true, false]")
     assert result.schema.type is Type.ARRAY and result.schema.value_schema.type is Type.BOOLEAN
     assert result.value == [True, False]
 
 
 def test_should_parse_boolean_literals_embedded_in_map():
-    result = V.parse_string("{true: false, false: true}")
+    result = values.parse_string("{true: false, false: true}")
     assert result.schema.type is Type.MAP
     assert result.schema.key_schema.type is Type.BOOLEAN and result.schema.value_schema.type is Type.BOOLEAN
     assert result.value == {True: False, False: True}
 
 
 def test_should_parse_empty_map():
-    result = V.parse_string("{}")
+    result = values.parse_string("{}")
     assert result.schema.type is Type.MAP and result.value == {}
 
 
 def test_should_parse_empty_array():
-    result = V.parse_string("[]")
+    result = values.parse_string("[]")
     assert result.schema.type is Type.ARRAY and result.value == []
 
 
 def test_should_parse_null():
-    assert V.parse_string("null") == SchemaAndValue(None, None)
+    assert values.parse_string("null") == SchemaAndValue(None, None)
 
 
 def test_should_convert_string_of_null():
@@ -169,18 +169,18 @@ def test_should_convert_string_of_null():
 
 
 def test_should_parse_null_map_values():
-    result = V.parse_string("{3: null}")
+    result = values.parse_string("{3: null}")
     assert result.schema.type is Type.MAP and result.schema.key_schema.type is Type.INT8
     assert result.value == {3: None}
 
 
 def test_should_parse_null_array_elements():
-    result = V.parse_string("[null]")
+    result = values.parse_string("[null]")
     assert result.schema.type is Type.ARRAY and result.value == [None]
 
 
 def test_should_escape_strings_with_embedded_quotes_and_backslashes():
-    assert V.escape('three"blind\\"mice') == 'three\\"blind\\\\\\"mice'
+    assert values.escape('three"blind\\"mice') == 'three\\"blind\\\\\\"mice'
 
 
 @pytest.mark.parametrize("schema", [
@@ -206,7 +206,7 @@ def test_should_convert_boolean_values():
 
 def test_should_fail_to_parse_invalid_boolean_value_string():
     with pytest.raises(DataException):
-        V.convert_to_boolean(Schema.STRING_SCHEMA, '"green"')
+        values.convert_to_boolean(Schema.STRING_SCHEMA, '"green"')
 
 
 def test_should_convert_int8():
@@ -232,10 +232,10 @@ def test_should_convert_float64():
 def test_should_convert_empty_struct():
     value = Struct(SchemaBuilder.struct().build())
     with pytest.raises(DataException):
-        V.convert_to_struct(value.schema, None)
+        values.convert_to_struct(value.schema, None)
     with pytest.raises(DataException):
-        V.convert_to_struct(value.schema, "")
-    assert V.convert_to_struct(value.schema, value) is value
+        values.convert_to_struct(value.schema, "")
+    assert values.convert_to_struct(value.schema, value) is value
 
 
 def test_should_convert_simple_string():
@@ -279,21 +279,25 @@ def test_should_parse_string_of_map_as_map(schema, expected, text):
 
 def test_should_convert_string_of_list_with_only_numeric_element_types_into_list_of_largest_numeric_type():
     third = 2**15
-    assert V.convert_to_list(Schema.STRING_SCHEMA, f"[1, 2, {third}]") == [1, 2, third]
-    assert V.parse_string(f"[1, 2, {third}]").schema.value_schema == Schema.INT32_SCHEMA
+    assert values.convert_to_list(Schema.STRING_SCHEMA, f"[1, 2, {third}]") == [1, 2, third]
+    assert values.parse_string(f"[1, 2, {third}]").schema.value_schema == Schema.INT32_SCHEMA
 
 
 def test_should_convert_integral_types_to_float():
-    result = V.parse_string("[1, 2, 3.4028235E38]")  # Float.MAX_VALUE as Java prints it
+    result = values.parse_string("[1, 2, 3.4028235E38]")  # Float.MAX_VALUE as Java prints it
     assert result.schema.value_schema == Schema.FLOAT32_SCHEMA
     assert result.value == [1.0, 2.0, 3.4028234663852886e38]
-    assert V.convert_to_list(Schema.STRING_SCHEMA, "[1, 2, 3.4028235E38]") == result.value
+    assert values.convert_to_list(Schema.STRING_SCHEMA, "[1, 2, 3.4028235E38]") == result.value
 
 
 def test_should_convert_integral_types_to_double():
-    result = V.parse_string("[1, 2, 1.7976931348623157E308]")  # Double.MAX_VALUE
+    result = values.parse_string("[1, 2, 1.7976931348623157E308]")  # Double.MAX_VALUE
     assert result.schema.value_schema == Schema.FLOAT64_SCHEMA
-    assert V.convert_to_list(Schema.STRING_SCHEMA, "[1, 2, 1.7976931348623157E308]") == [1.0, 2.0, 1.7976931348623157e308]
+    assert values.convert_to_list(Schema.STRING_SCHEMA, "[1, 2, 1.7976931348623157E308]") == [
+        1.0,
+        2.0,
+        1.7976931348623157e308,
+    ]
 
 
 @pytest.mark.parametrize("expected, text", [
@@ -303,7 +307,7 @@ def test_should_convert_integral_types_to_double():
     (["four", 1, 2, 300], '["four", 1, 2, 300]'),
 ])
 def test_should_parse_string_list_with_multiple_element_types(expected, text):
-    result = V.parse_string(text)
+    result = values.parse_string(text)
     assert result.schema.type is Type.ARRAY and result.schema.value_schema is None
     assert result.value == expected
 
@@ -313,7 +317,7 @@ def test_should_parse_string_list_with_multiple_element_types(expected, text):
     '{300:300, "four":1, 1:1, 2:1}', '{"four":1, 1:1, 2:1, 300:300}',
 ])
 def test_should_parse_string_map_with_multiple_key_types(text):
-    result = V.parse_string(text)
+    result = values.parse_string(text)
     assert result.schema.type is Type.MAP and result.schema.value_schema is None
     assert result.value == {1: 1, 2: 1, 300: 300, "four": 1}
 
@@ -323,7 +327,7 @@ def test_should_parse_string_map_with_multiple_key_types(text):
     '{300:300, 4:"four", 1:1, 2:1}', '{4:"four", 1:1, 2:1, 300:300}',
 ])
 def test_should_parse_string_map_with_multiple_value_types(text):
-    result = V.parse_string(text)
+    result = values.parse_string(text)
     assert result.schema.type is Type.MAP and result.schema.value_schema is None
     assert result.schema.key_schema == Schema.INT16_SCHEMA
     assert result.value == {1: 1, 2: 1, 300: 300, 4: "four"}
@@ -336,7 +340,7 @@ def test_should_parse_string_map_with_multiple_value_types(text):
     ('{"a":[]}', Type.MAP, Type.ARRAY),  # shouldParseMapContainingArray
 ])
 def test_should_parse_nested_structures(text, outer, inner):
-    schema = V.parse_string(text).schema
+    schema = values.parse_string(text).schema
     assert schema.type is outer and schema.value_schema.type is inner
 
 
@@ -344,23 +348,23 @@ TIMESTAMP = dt.datetime(2019, 8, 23, 14, 34, 54, 346_000, tzinfo=UTC)
 
 
 def test_should_parse_timestamp_string_as_timestamp():
-    assert V.parse_string("2019-08-23T14:34:54.346Z") == SchemaAndValue(Timestamp.SCHEMA, TIMESTAMP)
+    assert values.parse_string("2019-08-23T14:34:54.346Z") == SchemaAndValue(Timestamp.SCHEMA, TIMESTAMP)
 
 
 def test_should_parse_date_string_as_date():
-    assert V.parse_string("2019-08-23") == SchemaAndValue(Date.SCHEMA, dt.date(2019, 8, 23))
+    assert values.parse_string("2019-08-23") == SchemaAndValue(Date.SCHEMA, dt.date(2019, 8, 23))
 
 
 def test_should_parse_time_string_as_date():
-    assert V.parse_string("14:34:54.346Z") == SchemaAndValue(Time.SCHEMA, dt.time(14, 34, 54, 346_000))
+    assert values.parse_string("14:34:54.346Z") == SchemaAndValue(Time.SCHEMA, dt.time(14, 34, 54, 346_000))
 
 
 def test_should_parse_timestamp_string_with_escaped_colons_as_timestamp():
-    assert V.parse_string("2019-08-23T14\\:34\\:54.346Z") == SchemaAndValue(Timestamp.SCHEMA, TIMESTAMP)
+    assert values.parse_string("2019-08-23T14\\:34\\:54.346Z") == SchemaAndValue(Timestamp.SCHEMA, TIMESTAMP)
 
 
 def test_should_parse_time_string_with_escaped_colons_as_date():
-    assert V.parse_string("14\\:34\\:54.346Z") == SchemaAndValue(Time.SCHEMA, dt.time(14, 34, 54, 346_000))
+    assert values.parse_string("14\\:34\\:54.346Z") == SchemaAndValue(Time.SCHEMA, dt.time(14, 34, 54, 346_000))
 
 
 @pytest.mark.parametrize("text, schema, value", [
@@ -369,13 +373,13 @@ def test_should_parse_time_string_with_escaped_colons_as_date():
     ("2019-08-23T14:34:54.346Z", Timestamp.SCHEMA, TIMESTAMP),  # shouldParseTimestampStringAsTimestampInArray
 ])
 def test_should_parse_temporal_in_array(text, schema, value):
-    result = V.parse_string(f"[{text}]")
+    result = values.parse_string(f"[{text}]")
     assert result.schema.type is Type.ARRAY and result.schema.value_schema == schema
     assert result.value == [value]
 
 
 def test_should_parse_multiple_timestamp_string_as_timestamp_in_array():
-    result = V.parse_string("[2019-08-23T14:34:54.346Z,2019-01-23T15:12:34.567Z,   2019-04-23T19:12:34.567Z]")
+    result = values.parse_string("[2019-08-23T14:34:54.346Z,2019-01-23T15:12:34.567Z,   2019-04-23T19:12:34.567Z]")
     assert result.schema.value_schema == Timestamp.SCHEMA
     assert result.value == [
         TIMESTAMP,
@@ -387,24 +391,24 @@ def test_should_parse_multiple_timestamp_string_as_timestamp_in_array():
 @pytest.mark.parametrize("text", ['{"k1":"14:34:54.346Z"}', '{"k1":14:34:54.346Z}'])
 def test_should_parse_time_string_as_time_in_map(text):
     # shouldParseQuotedTimeStringAsTimeInMap and shouldParseTimeStringAsTimeInMap.
-    result = V.parse_string(text)
+    result = values.parse_string(text)
     assert result.schema.key_schema.type is Type.STRING and result.schema.value_schema == Time.SCHEMA
     assert result.value == {"k1": dt.time(14, 34, 54, 346_000)}
 
 
 def test_should_fail_to_convert_null_time():
-    for convert in (V.convert_to_time, V.convert_to_date, V.convert_to_timestamp):
+    for convert in (values.convert_to_time, values.convert_to_date, values.convert_to_timestamp):
         with pytest.raises(DataException):
             convert(None, None)
 
 
 @pytest.mark.parametrize("convert, text", [
-    (V.convert_to_list, "[1, 2, 3,,,]"),  # shouldFailToConvertToListFromStringWithExtraDelimiters
-    (V.convert_to_list, '[1, 2, 3, "four",,,]'),  # ...WithNonCommonElementTypeAndBlankElement
-    (V.convert_to_map, ' { "foo" :  1234567890 ,, "bar" : 0,  "baz" : -987654321 }  '),  # ...WithBlankEntry
-    (V.convert_to_map, ' { "foo" :  1234567890 , "a", "bar" : 0,  "baz" : -987654321 }  '),  # ...OfMalformedMap
-    (V.convert_to_map, " { ,,  , , }  "),  # ...WithOnlyBlankEntries
-    (V.convert_to_map, ' { "foo" :  "1234567890" ,, "bar" : "0",  "baz" : "boz" }  '),  # ...WithBlankEntries
+    (values.convert_to_list, "[1, 2, 3,,,]"),  # shouldFailToConvertToListFromStringWithExtraDelimiters
+    (values.convert_to_list, '[1, 2, 3, "four",,,]'),  # ...WithNonCommonElementTypeAndBlankElement
+    (values.convert_to_map, ' { "foo" :  1234567890 ,, "bar" : 0,  "baz" : -987654321 }  '),  # ...WithBlankEntry
+    (values.convert_to_map, ' { "foo" :  1234567890 , "a", "bar" : 0,  "baz" : -987654321 }  '),  # ...OfMalformedMap
+    (values.convert_to_map, " { ,,  , , }  "),  # ...WithOnlyBlankEntries
+    (values.convert_to_map, ' { "foo" :  "1234567890" ,, "bar" : "0",  "baz" : "boz" }  '),  # ...WithBlankEntries
 ])
 def test_should_fail_to_convert_malformed_collections(convert, text):
     with pytest.raises(DataException):
@@ -415,7 +419,7 @@ def test_should_fail_to_convert_malformed_collections(convert, text):
 
 
 def test_should_consume_multiple_tokens():
-    tokens = V._Tokenizer("a:b:c:d:e:f:g:h")
+    tokens = values._Tokenizer("a:b:c:d:e:f:g:h")
     assert tokens.next_n(5) == "a:b:c"
     assert tokens.next() == ":"
     assert tokens.next() == "d"
@@ -426,7 +430,7 @@ def test_should_consume_multiple_tokens():
 
 def assert_parsed(text: str, *expected: str) -> None:
     expected = expected or (text,)
-    tokens = V._Tokenizer(text)
+    tokens = values._Tokenizer(text)
     for token in expected:
         assert tokens.has_next()
         position = tokens.mark()
@@ -440,12 +444,12 @@ def assert_parsed(text: str, *expected: str) -> None:
     assert not tokens.has_next()
     tokens.rewind_to(0)
     assert_consumable(tokens, expected)
-    assert_consumable(V._Tokenizer(text), expected)
+    assert_consumable(values._Tokenizer(text), expected)
 
 
 def assert_consumable(tokens, expected) -> None:
     for token in expected:
-        if not V.is_blank(token):
+        if not values.is_blank(token):
             position = tokens.mark()
             assert tokens.can_consume(java_trim(token))
             tokens.rewind_to(position)
@@ -489,7 +493,7 @@ def test_should_parse_strings_with_multiple_delimiters(text, tokens):
 
 def test_can_consume():
     # Kafka's canConsume test is empty; check the whitespace rule instead.
-    tokens = V._Tokenizer("  ,  x")
+    tokens = values._Tokenizer("  ,  x")
     assert tokens.can_consume(",")
     assert not tokens.can_consume("y")
     assert tokens.next() == "  x"
@@ -504,30 +508,30 @@ NOW_DAYS = NOW_MILLIS // MILLIS_PER_DAY
 
 
 def test_should_convert_time_values():
-    assert V.convert_to_time(Time.SCHEMA, NOW.time()) == NOW.time()  # a Time value: as it is
-    assert V.convert_to_time(Timestamp.SCHEMA, NOW) == NOW.time()  # a Timestamp: its time of day
+    assert values.convert_to_time(Time.SCHEMA, NOW.time()) == NOW.time()  # a Time value: as it is
+    assert values.convert_to_time(Timestamp.SCHEMA, NOW) == NOW.time()  # a Timestamp: its time of day
     millis_time = Time.to_logical(Time.SCHEMA, NOW_DAY_MILLIS)
-    assert V.convert_to_time(Time.SCHEMA, str(NOW_DAY_MILLIS)) == millis_time
-    assert V.convert_to_time(Time.SCHEMA, NOW_DAY_MILLIS) == millis_time
+    assert values.convert_to_time(Time.SCHEMA, str(NOW_DAY_MILLIS)) == millis_time
+    assert values.convert_to_time(Time.SCHEMA, NOW_DAY_MILLIS) == millis_time
 
 
 def test_should_convert_date_values():
     today = NOW.date()
-    assert V.convert_to_date(Date.SCHEMA, today) == today
+    assert values.convert_to_date(Date.SCHEMA, today) == today
     midnight = dt.datetime.combine(today, dt.time(), UTC)
-    assert V.convert_to_date(Timestamp.SCHEMA, midnight) == today
-    assert V.convert_to_date(Date.SCHEMA, str(NOW_DAYS)) == today
-    assert V.convert_to_date(Date.SCHEMA, NOW_DAYS) == today
+    assert values.convert_to_date(Timestamp.SCHEMA, midnight) == today
+    assert values.convert_to_date(Date.SCHEMA, str(NOW_DAYS)) == today
+    assert values.convert_to_date(Date.SCHEMA, NOW_DAYS) == today
 
 
 def test_should_convert_timestamp_values():
-    assert V.convert_to_timestamp(Timestamp.SCHEMA, NOW) == NOW
+    assert values.convert_to_timestamp(Timestamp.SCHEMA, NOW) == NOW
     midnight = dt.datetime.combine(NOW.date(), dt.time(), UTC)
-    assert V.convert_to_timestamp(Date.SCHEMA, NOW.date()) == midnight
-    assert V.convert_to_timestamp(Time.SCHEMA, NOW_DAY_MILLIS) == \
+    assert values.convert_to_timestamp(Date.SCHEMA, NOW.date()) == midnight
+    assert values.convert_to_timestamp(Time.SCHEMA, NOW_DAY_MILLIS) == \
         Timestamp.to_logical(Timestamp.SCHEMA, NOW_DAY_MILLIS)
-    assert V.convert_to_timestamp(Timestamp.SCHEMA, str(NOW_MILLIS)) == NOW
-    assert V.convert_to_timestamp(Timestamp.SCHEMA, NOW_MILLIS) == NOW
+    assert values.convert_to_timestamp(Timestamp.SCHEMA, str(NOW_MILLIS)) == NOW
+    assert values.convert_to_timestamp(Timestamp.SCHEMA, NOW_MILLIS) == NOW
 
 
 def test_should_convert_decimal_values():
@@ -535,30 +539,30 @@ def test_should_convert_decimal_values():
     value = decimal.Decimal("1.0")
     data = Decimal.from_logical(Decimal.schema(1), value)
     for source in (1.0, "1.0", value, data, bytearray(data), memoryview(data)):
-        result = V.convert_to_decimal(None, source, 1)
+        result = values.convert_to_decimal(None, source, 1)
         assert result == value and result.as_tuple().exponent == -1
 
 
 def test_should_fail_to_convert_null_to_decimal():
     with pytest.raises(DataException):
-        V.convert_to_decimal(None, None, 1)
+        values.convert_to_decimal(None, None, 1)
 
 
 def test_should_infer_byte_schema():
-    assert V.infer_schema(b"\x00") == Schema.BYTES_SCHEMA
-    assert V.infer_schema(bytearray(1)) == Schema.BYTES_SCHEMA
-    assert V.infer_schema(memoryview(b"\x00")) == Schema.BYTES_SCHEMA
+    assert values.infer_schema(b"\x00") == Schema.BYTES_SCHEMA
+    assert values.infer_schema(bytearray(1)) == Schema.BYTES_SCHEMA
+    assert values.infer_schema(memoryview(b"\x00")) == Schema.BYTES_SCHEMA
 
 
 def test_should_infer_struct_schema():
     value = Struct(SchemaBuilder.struct().build())
-    assert V.infer_schema(value) == value.schema
+    assert values.infer_schema(value) == value.schema
 
 
 @pytest.mark.parametrize("value", [[], [object()], {}, {object(): object()}])
 def test_should_infer_no_schema(value):
     # shouldInferNoSchemaForEmptyList / ...ListContainingObject / ...EmptyMap / ...MapContainingObject
-    assert V.infer_schema(value) is None
+    assert values.infer_schema(value) is None
 
 
 LONG_MAX_PLUS_ONE = decimal.Decimal(2**63)
@@ -567,20 +571,20 @@ LONG_MIN_MINUS_ONE = decimal.Decimal(-(2**63) - 1)
 
 def test_should_not_convert_array_values_to_decimal():
     # Java's List.toString of ["\"1.0\"", 2**63, -2**63-1, (byte) 1, (byte) 1].
-    result = V.parse_string(f'["1.0", {LONG_MAX_PLUS_ONE}, {LONG_MIN_MINUS_ONE}, 1, 1]')
+    result = values.parse_string(f'["1.0", {LONG_MAX_PLUS_ONE}, {LONG_MIN_MINUS_ONE}, 1, 1]')
     assert result.schema.type is Type.ARRAY and result.schema.value_schema is None
     assert result.value == ["1.0", LONG_MAX_PLUS_ONE, LONG_MIN_MINUS_ONE, 1, 1]
 
 
 def test_should_parse_array_of_only_decimals():
-    result = V.parse_string(f"[{LONG_MAX_PLUS_ONE}, {LONG_MIN_MINUS_ONE}]")
+    result = values.parse_string(f"[{LONG_MAX_PLUS_ONE}, {LONG_MIN_MINUS_ONE}]")
     assert result.schema.type is Type.ARRAY and result.schema.value_schema == Decimal.schema(0)
     assert result.value == [LONG_MAX_PLUS_ONE, LONG_MIN_MINUS_ONE]
 
 
 def test_should_parse_big_integer_as_decimal_with_zero_scale():
     for number in (2**63, -(2**63) - 1):
-        result = V.parse_string(str(number))
+        result = values.parse_string(str(number))
         assert result.schema == Decimal.schema(0)
         assert isinstance(result.value, decimal.Decimal) and result.value == number
         assert result.value.as_tuple().exponent == 0
@@ -592,26 +596,31 @@ def test_should_parse_big_integer_as_decimal_with_zero_scale():
 def test_should_parse_integers_as_smallest_type(schema, bits):
     # shouldParseByteAsInt8, ...ShortAsInt16, ...IntegerAsInt32, ...LongAsInt64
     for number in (2 ** (bits - 1) - 1, -(2 ** (bits - 1))):
-        assert V.parse_string(str(number)) == SchemaAndValue(schema, number)
+        assert values.parse_string(str(number)) == SchemaAndValue(schema, number)
 
 
 def test_should_parse_float_as_float32():
-    assert V.parse_string("3.4028235E38") == SchemaAndValue(Schema.FLOAT32_SCHEMA, 3.4028234663852886e38)
-    assert V.parse_string("-3.4028235E38") == SchemaAndValue(Schema.FLOAT32_SCHEMA, -3.4028234663852886e38)
+    assert values.parse_string("3.4028235E38") == SchemaAndValue(Schema.FLOAT32_SCHEMA, 3.4028234663852886e38)
+    assert values.parse_string("-3.4028235E38") == SchemaAndValue(Schema.FLOAT32_SCHEMA, -3.4028234663852886e38)
 
 
 def test_should_parse_double_as_float64():
-    assert V.parse_string("1.7976931348623157E308") == SchemaAndValue(Schema.FLOAT64_SCHEMA, 1.7976931348623157e308)
-    assert V.parse_string("-1.7976931348623157E308") == SchemaAndValue(Schema.FLOAT64_SCHEMA, -1.7976931348623157e308)
+    assert values.parse_string("1.7976931348623157E308") == SchemaAndValue(
+        Schema.FLOAT64_SCHEMA, 1.7976931348623157e308
+    )
+    assert values.parse_string("-1.7976931348623157E308") == SchemaAndValue(
+        Schema.FLOAT64_SCHEMA, -1.7976931348623157e308
+    )
 
 
 def test_should_parse_fractional_parts_as_integer_when_no_fractional_part():
-    assert V.parse_string("1.0") == SchemaAndValue(Schema.INT8_SCHEMA, 1)
-    assert V.parse_string("1.1") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(1.1))
-    assert V.parse_string("300.0") == SchemaAndValue(Schema.INT16_SCHEMA, 300)
-    assert V.parse_string("300.01") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(300.01))
-    assert V.parse_string("66000.0") == SchemaAndValue(Schema.INT32_SCHEMA, 66000)
-    assert V.parse_string("66000.0008") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(66000.0008))
+    assert values.parse_string("1.0") == SchemaAndValue(Schema.INT8_SCHEMA, 1)
+    assert values.parse_string("1.1") == SchemaAndValue(Schema.FLOAT32_SCHEMA, java_numbers.to_float32(1.1))
+    assert values.parse_string("300.0") == SchemaAndValue(Schema.INT16_SCHEMA, 300)
+    assert values.parse_string("300.01") == SchemaAndValue(Schema.FLOAT32_SCHEMA, java_numbers.to_float32(300.01))
+    assert values.parse_string("66000.0") == SchemaAndValue(Schema.INT32_SCHEMA, 66000)
+    assert values.parse_string("66000.0008") == SchemaAndValue(Schema.FLOAT32_SCHEMA,
+                                                               java_numbers.to_float32(66000.0008))
 
 
 # ======================================================================================
@@ -626,7 +635,7 @@ def test_should_parse_fractional_parts_as_integer_when_no_fractional_part():
     (123456789.0, "1.23456789E8"), (1e23, "1.0E23"), (2e-3, "0.002"),
 ])
 def test_java_double_to_string(value, text):
-    assert N.double_to_string(value) == text
+    assert java_numbers.double_to_string(value) == text
 
 
 @pytest.mark.parametrize("value, text", [
@@ -634,22 +643,22 @@ def test_java_double_to_string(value, text):
     (0.1, "0.1"), (1e10, "1.0E10"), (16777217.0, "1.6777216E7"), (float("-inf"), "-Infinity"), (1e39, "Infinity"),
 ])
 def test_java_float_to_string(value, text):
-    assert N.float_to_string(value) == text
+    assert java_numbers.float_to_string(value) == text
 
 
 @pytest.mark.parametrize("text, expected", [
     ("1.5600", "1.5600"), ("123E2", "1.23E+4"), ("0.0000001", "1E-7"), ("0.000001", "0.000001"), ("-0.00", "0.00"),
 ])
 def test_java_decimal_to_string(text, expected):
-    assert N.decimal_to_string(decimal.Decimal(text)) == expected
+    assert java_numbers.decimal_to_string(decimal.Decimal(text)) == expected
 
 
 def test_to_float32_rounding():
-    assert N.to_float32(3.4028235677973366e38) == math.inf  # exactly halfway to infinity: rounds up
-    assert N.to_float32(3.4028235677973362e38) == 3.4028234663852886e38
-    assert N.exact_to_float32(decimal.Decimal("16777217")) == 16777216.0  # tie: to even
+    assert java_numbers.to_float32(3.4028235677973366e38) == math.inf  # exactly halfway to infinity: rounds up
+    assert java_numbers.to_float32(3.4028235677973362e38) == 3.4028234663852886e38
+    assert java_numbers.exact_to_float32(decimal.Decimal("16777217")) == 16777216.0  # tie: to even
     # 16777217.000000000000000001 rounds to the double 16777217.0, a float32 tie; the exact value is above it.
-    assert N.exact_to_float32(decimal.Decimal("16777217.000000000000000001")) == 16777218.0
+    assert java_numbers.exact_to_float32(decimal.Decimal("16777217.000000000000000001")) == 16777218.0
 
 
 @pytest.mark.parametrize("value, text", [
@@ -662,60 +671,60 @@ def test_to_float32_rounding():
     (dt.date(1970, 1, 1), "00:00:00.000Z"),
 ])
 def test_convert_temporal_to_string(value, text):
-    assert V.convert_to_string(None, value) == text
-    assert V.format_date(value) == text
+    assert values.convert_to_string(None, value) == text
+    assert values.format_date(value) == text
 
 
 def test_convert_structured_values_to_string():
     schema = SchemaBuilder.struct().field("a", Schema.STRING_SCHEMA).field("b", Schema.OPTIONAL_FLOAT32_SCHEMA).build()
-    value = Struct(schema).put("a", 'x"y').put("b", N.to_float32(1.1))
-    assert V.convert_to_string(schema, value) == '{"a":"x\\"y","b":1.1}'
-    assert V.convert_to_string(None, [1, "a", None, True, b"\x00\x01"]) == '[1,"a",null,true,"AAE="]'
-    assert V.convert_to_string(None, {1: [2.5], "k": {}}) == '{1:[2.5],"k":{}}'
-    assert V.convert_to_string(None, decimal.Decimal("1.50")) == "1.50"
-    assert V.convert_to_string(None, b"\xff") == "/w=="
+    value = Struct(schema).put("a", 'x"y').put("b", java_numbers.to_float32(1.1))
+    assert values.convert_to_string(schema, value) == '{"a":"x\\"y","b":1.1}'
+    assert values.convert_to_string(None, [1, "a", None, True, b"\x00\x01"]) == '[1,"a",null,true,"AAE="]'
+    assert values.convert_to_string(None, {1: [2.5], "k": {}}) == '{1:[2.5],"k":{}}'
+    assert values.convert_to_string(None, decimal.Decimal("1.50")) == "1.50"
+    assert values.convert_to_string(None, b"\xff") == "/w=="
     with pytest.raises(DataException, match="^Failed to serialize unexpected value type object"):
-        V.convert_to_string(None, object())
+        values.convert_to_string(None, object())
 
 
 def test_kafka_parsing_quirks():
     # Kafka stops after the first complete value and ignores what follows it.
-    assert V.parse_string("1,2") == SchemaAndValue(Schema.INT8_SCHEMA, 1)
-    assert V.parse_string("[1] tail").value == [1]
+    assert values.parse_string("1,2") == SchemaAndValue(Schema.INT8_SCHEMA, 1)
+    assert values.parse_string("[1] tail").value == [1]
     # Numbers that need more than a long or a float32.
-    assert V.parse_string("1e30") == SchemaAndValue(Schema.FLOAT32_SCHEMA, N.to_float32(1e30))
-    assert V.parse_string("1.5e300") == SchemaAndValue(Schema.FLOAT64_SCHEMA, 1.5e300)
-    assert V.parse_string("1e400") == SchemaAndValue(Decimal.schema(-400), decimal.Decimal("1e400"))
-    assert V.parse_string("1e5") == SchemaAndValue(Schema.INT32_SCHEMA, 100000)
+    assert values.parse_string("1e30") == SchemaAndValue(Schema.FLOAT32_SCHEMA, java_numbers.to_float32(1e30))
+    assert values.parse_string("1.5e300") == SchemaAndValue(Schema.FLOAT64_SCHEMA, 1.5e300)
+    assert values.parse_string("1e400") == SchemaAndValue(Decimal.schema(-400), decimal.Decimal("1e400"))
+    assert values.parse_string("1e5") == SchemaAndValue(Schema.INT32_SCHEMA, 100000)
     # A lenient calendar rolls over out-of-range fields.
-    assert V.parse_string("2019-02-30") == SchemaAndValue(Date.SCHEMA, dt.date(2019, 3, 2))
+    assert values.parse_string("2019-02-30") == SchemaAndValue(Date.SCHEMA, dt.date(2019, 3, 2))
     # Not a number in Java's BigDecimal grammar: a string.
     for text in ("1_000", "+", "-x", "1.2.3", " NaN"):
-        assert V.parse_string(text) == SchemaAndValue(Schema.STRING_SCHEMA, text)
+        assert values.parse_string(text) == SchemaAndValue(Schema.STRING_SCHEMA, text)
 
 
 def test_numeric_conversions_narrow_like_java():
-    assert V.convert_to_byte(None, 200) == -56
-    assert V.convert_to_short(None, "70000") == 4464
-    assert V.convert_to_integer(None, 2**31) == -(2**31)
-    assert V.convert_to_long(None, 1e30) == 2**63 - 1
-    assert V.convert_to_long(None, float("nan")) == 0
-    assert V.convert_to_long(None, "12.9") == 12
-    assert V.convert_to_long(None, decimal.Decimal("-12.9")) == -12
-    assert V.convert_to_boolean(None, 0.5) is False  # longValue() != 0
-    assert V.convert_to_float(None, "0.1") == N.to_float32(0.1)
-    assert V.convert_to_double(None, 10**400) == math.inf
-    assert V.convert_to_long(Date.SCHEMA, dt.date(1970, 1, 11)) == 10
-    assert V.convert_to_long(Timestamp.SCHEMA, TIMESTAMP) == 1566570894346
+    assert values.convert_to_byte(None, 200) == -56
+    assert values.convert_to_short(None, "70000") == 4464
+    assert values.convert_to_integer(None, 2**31) == -(2**31)
+    assert values.convert_to_long(None, 1e30) == 2**63 - 1
+    assert values.convert_to_long(None, float("nan")) == 0
+    assert values.convert_to_long(None, "12.9") == 12
+    assert values.convert_to_long(None, decimal.Decimal("-12.9")) == -12
+    assert values.convert_to_boolean(None, 0.5) is False  # longValue() != 0
+    assert values.convert_to_float(None, "0.1") == java_numbers.to_float32(0.1)
+    assert values.convert_to_double(None, 10**400) == math.inf
+    assert values.convert_to_long(Date.SCHEMA, dt.date(1970, 1, 11)) == 10
+    assert values.convert_to_long(Timestamp.SCHEMA, TIMESTAMP) == 1566570894346
     with pytest.raises(DataException, match="^Unable to convert True \\(bool\\) to a number$"):
-        V.convert_to_long(None, True)
+        values.convert_to_long(None, True)
     with pytest.raises(DataException, match="^Unable to convert x \\(str\\) to Schema\\{STRING\\}$"):
-        V.convert_to_integer(Schema.STRING_SCHEMA, "x")
+        values.convert_to_integer(Schema.STRING_SCHEMA, "x")
 
 
 def test_convert_to_decimal_from_numbers_goes_through_double_text():
     # BigDecimal.valueOf(double): 12 becomes 12.0, 0.1f becomes 0.10000000149011612.
-    assert V.convert_to_decimal(None, 12, 2).as_tuple().exponent == -1
-    assert V.convert_to_decimal(None, N.to_float32(0.1), 2) == decimal.Decimal("0.10000000149011612")
+    assert values.convert_to_decimal(None, 12, 2).as_tuple().exponent == -1
+    assert values.convert_to_decimal(None, java_numbers.to_float32(0.1), 2) == decimal.Decimal("0.10000000149011612")
     with pytest.raises(DataException):
-        V.convert_to_decimal(None, "abc", 2)
+        values.convert_to_decimal(None, "abc", 2)

@@ -44,12 +44,14 @@ import converters
 from connector.api import Schema, SchemaBuilder, Struct
 from connector.api.logical import Decimal as ConnectDecimal
 from connector.api.logical import Timestamp as ConnectTimestamp
+from connector.data.decoder import RecordConversionFailed, RecordDecoder
 from connector.data.record_converter import (
     RecordConversionError,
     RecordConverter,
     conversion_conflict,
     registry_schema_note,
 )
+from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import (
     IncompatibleSchemaChange,
     SchemaUpdates,
@@ -59,8 +61,6 @@ from connector.data.schema_update import (
     topic_schema_ids_property,
 )
 from connector.data.type_mapping import iceberg_schema_for
-from connector.data.decoder import RecordConversionFailed, RecordDecoder
-from connector.data.schema_ids import RegistrySchemaIds
 from tests.data.conftest import make_catalog
 
 
@@ -384,7 +384,12 @@ def test_a_dropped_required_field_becomes_optional_at_any_depth(catalog: Catalog
     table = catalog.create_table("db.dropped", IcebergSchema(
         req(1, "id", LongType()), req(2, "name", StringType()), req(3, "items", ListType(6, element, True))))
     item = SchemaBuilder.struct().field("sku", Schema.STRING_SCHEMA).build()
-    schema = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("items", SchemaBuilder.array(item).build()).build()
+    schema = (
+        SchemaBuilder.struct()
+        .field("id", Schema.INT64_SCHEMA)
+        .field("items", SchemaBuilder.array(item).build())
+        .build()
+    )
     value = Struct(schema).put("id", 1).put("items", [Struct(item).put("sku", "a")])
 
     without_evolution = RecordConverter(table.schema(), evolve=False)
@@ -508,4 +513,6 @@ def test_the_incompatible_change_error_names_table_column_types_and_both_schema_
                               "(schema id 3), schema id 5 makes it int. Only adding columns")
     assert message.endswith("the table was not changed. Record: topic: t, partition: 1, offset: 9")
     unknown = str(error.for_table("db.clash", catalog.create_table("db.other", table.schema()), None, "x"))
-    assert "(no registry schema id recorded for it), the record's schema (no registry schema id) makes it int" in unknown
+    assert (
+        "(no registry schema id recorded for it), the record's schema (no registry schema id) makes it int" in unknown
+    )

@@ -40,7 +40,11 @@ def test_string_to_list_keeps_commas_in_parentheses() -> None:
     assert split_partition_by("") == []
     assert split_partition_by("one ") == ["one"]
     assert split_partition_by(" a ,, b ,") == ["a", "b"]
-    assert split_partition_by("truncate(s, 10),bucket(i, 4),days(ts)") == ["truncate(s, 10)", "bucket(i, 4)", "days(ts)"]
+    assert split_partition_by("truncate(s, 10),bucket(i, 4),days(ts)") == [
+        "truncate(s, 10)",
+        "bucket(i, 4)",
+        "days(ts)",
+    ]
 
 
 def test_plain_comma_split_would_break_transforms() -> None:

@@ -6,7 +6,7 @@ import base64
 import datetime as dt
 import json
 import uuid
-from decimal import Decimal as D
+from decimal import Decimal as Dec
 
 import numpy as np
 import pytest
@@ -65,7 +65,9 @@ NESTED_SCHEMA = IcebergSchema(req(1, "ii", IntegerType()), req(2, "st", SCHEMA.a
 SIMPLE_SCHEMA = IcebergSchema(req(1, "ii", IntegerType()), req(2, "st", StringType()))
 ID_SCHEMA = IcebergSchema(req(1, "ii", IntegerType()))
 STRUCT_IN_LIST_SCHEMA = IcebergSchema(req(100, "stli", ListType(101, NESTED_SCHEMA.as_struct(), element_required=True)))
-STRUCT_IN_LIST_BASIC_SCHEMA = IcebergSchema(req(100, "stli", ListType(101, ID_SCHEMA.as_struct(), element_required=True)))
+STRUCT_IN_LIST_BASIC_SCHEMA = IcebergSchema(
+    req(100, "stli", ListType(101, ID_SCHEMA.as_struct(), element_required=True))
+)
 STRUCT_IN_MAP_SCHEMA = IcebergSchema(
     req(100, "stma", MapType(101, StringType(), 102, NESTED_SCHEMA.as_struct(), value_required=True))
 )
@@ -93,7 +95,7 @@ DATE_VAL = dt.date(2023, 5, 18)
 TIME_VAL = dt.time(7, 14, 21)
 TS_VAL = dt.datetime(2023, 5, 18, 7, 14, 21)
 TSZ_VAL = dt.datetime(2023, 5, 18, 7, 14, 21, tzinfo=UTC)
-DEC_VAL = D("12.34")
+DEC_VAL = Dec("12.34")
 STR_VAL = "foobar"
 UUID_VAL = uuid.uuid4()
 BYTES_VAL = b"\x01\x02\x03"
@@ -230,7 +232,9 @@ def test_struct_value_in_list_and_map_convert() -> None:
     data = nested_struct_data()
     rec = convert_one(STRUCT_IN_LIST_SCHEMA, Struct(CONNECT_STRUCT_IN_LIST_SCHEMA).put("stli", [data, data]))
     assert_nested_record_values(rec["stli"][1])
-    rec = convert_one(STRUCT_IN_MAP_SCHEMA, Struct(CONNECT_STRUCT_IN_MAP_SCHEMA).put("stma", {"key1": data, "key2": data}))
+    rec = convert_one(
+        STRUCT_IN_MAP_SCHEMA, Struct(CONNECT_STRUCT_IN_MAP_SCHEMA).put("stma", {"key1": data, "key2": data})
+    )
     assert_nested_record_values(dict(rec["stma"])["key2"])
 
 
@@ -270,7 +274,7 @@ def test_field_order_follows_table_and_unknown_fields_ignored() -> None:
 # --- coercion (§6.3 #9) ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", ["123", 123.0, 123, 123.9, D("123.4")])
+@pytest.mark.parametrize("value", ["123", 123.0, 123, 123.9, Dec("123.4")])
 def test_int_and_long_conversion(value) -> None:
     assert coercion.to_int(value) == 123
     assert coercion.to_long(value) == 123
@@ -283,12 +287,12 @@ def test_float_and_double_conversion(value) -> None:
 
 
 def test_decimal_conversion() -> None:
-    for value in ["123.45", 123.45, D("123.45")]:
-        assert coercion.to_decimal(value, 10, 2) == D("123.45")
-    for value in ["123", 123, D("123")]:
-        assert coercion.to_decimal(value, 10, 0) == D("123")
-    assert coercion.to_decimal(1.005, 10, 2) == D("1.01")  # HALF_UP on Double.toString's digits
-    assert coercion.to_decimal("-0.125", 10, 2) == D("-0.13")
+    for value in ["123.45", 123.45, Dec("123.45")]:
+        assert coercion.to_decimal(value, 10, 2) == Dec("123.45")
+    for value in ["123", 123, Dec("123")]:
+        assert coercion.to_decimal(value, 10, 0) == Dec("123")
+    assert coercion.to_decimal(1.005, 10, 2) == Dec("1.01")  # HALF_UP on Double.toString's digits
+    assert coercion.to_decimal("-0.125", 10, 2) == Dec("-0.13")
     with pytest.raises(DataException):
         coercion.to_decimal("12345678.9", 9, 2)
 
@@ -340,7 +344,9 @@ _FRACTIONAL = [
 
 def _ts_column(type_, values) -> list:
     schema = IcebergSchema(opt(1, "ts", type_))
-    return [r["ts"] for r in RecordConverter(schema, evolve=False).convert([{"ts": v} for v in values]).table.to_pylist()]
+    return [
+        r["ts"] for r in RecordConverter(schema, evolve=False).convert([{"ts": v} for v in values]).table.to_pylist()
+    ]
 
 
 def test_timestamp_with_zone_conversion() -> None:
@@ -423,7 +429,9 @@ def test_missing_column_detection_struct_nested() -> None:
 
 def test_missing_column_detection_struct_list_and_map_value() -> None:
     data = nested_struct_data()
-    (add,) = updates_for(STRUCT_IN_LIST_BASIC_SCHEMA, Struct(CONNECT_STRUCT_IN_LIST_SCHEMA).put("stli", [data])).add_columns
+    (add,) = updates_for(
+        STRUCT_IN_LIST_BASIC_SCHEMA, Struct(CONNECT_STRUCT_IN_LIST_SCHEMA).put("stli", [data])
+    ).add_columns
     assert (add.parent, add.name) == ("stli.element", "st")
     assert_types_added_from_struct({f.name: f.field_type for f in add.type.fields})
     value = Struct(CONNECT_STRUCT_IN_MAP_SCHEMA).put("stma", {"key1": data, "key2": data})
@@ -438,7 +446,7 @@ def test_no_updates_without_evolution() -> None:
 
 
 def test_decimal_column_inferred_from_value() -> None:
-    (add,) = updates_for(ID_SCHEMA, {"ii": 1, "amount": D("0.001")}).add_columns
+    (add,) = updates_for(ID_SCHEMA, {"ii": 1, "amount": Dec("0.001")}).add_columns
     assert add.type == DecimalType(3, 3)
 
 
@@ -446,12 +454,20 @@ def test_decimal_column_inferred_from_value() -> None:
 
 
 def _nested_table(*inner: NestedField, nested_required: bool = False) -> IcebergSchema:
-    return IcebergSchema(req(1, "id", IntegerType()), NestedField(2, "nested", StructType(*inner), required=nested_required))
+    return IcebergSchema(
+        req(1, "id", IntegerType()), NestedField(2, "nested", StructType(*inner), required=nested_required)
+    )
 
 
 def test_nested_schema_evolution_struct_with_null_value() -> None:
     table = _nested_table(req(3, "a", IntegerType()))
-    nested = SchemaBuilder.struct().optional().field("a", Schema.INT32_SCHEMA).field("b", Schema.OPTIONAL_STRING_SCHEMA).build()
+    nested = (
+        SchemaBuilder.struct()
+        .optional()
+        .field("a", Schema.INT32_SCHEMA)
+        .field("b", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
     connect = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("nested", nested).build()
     updates = updates_for(table, Struct(connect).put("id", 1).put("nested", None))
     assert [(a.parent, a.name, a.type) for a in updates.add_columns] == [("nested", "b", StringType())]
@@ -477,13 +493,24 @@ def test_nested_schema_evolution_list_of_structs_with_null_value() -> None:
     connect = SchemaBuilder.struct().field("items", SchemaBuilder.array(item)).build()
     value = Struct(connect).put("items", [Struct(item).put("product_id", 101).put("details", None)])
     updates = updates_for(table, value)
-    assert [(a.parent, a.name, a.type) for a in updates.add_columns] == [("items.element.details", "price", DoubleType())]
+    assert [(a.parent, a.name, a.type) for a in updates.add_columns] == [
+        ("items.element.details", "price", DoubleType())
+    ]
 
 
 def test_nested_schema_evolution_map_of_structs_with_null_value() -> None:
     table = IcebergSchema(
-        opt(1, "metadata", MapType(2, StringType(), 3, StructType(
-            req(4, "key", StringType()), opt(5, "info", StructType(req(6, "name", StringType())))), value_required=True))
+        opt(
+            1,
+            "metadata",
+            MapType(
+                2,
+                StringType(),
+                3,
+                StructType(req(4, "key", StringType()), opt(5, "info", StructType(req(6, "name", StringType())))),
+                value_required=True,
+            ),
+        )
     )
     info = SchemaBuilder.struct().optional().field("name", Schema.OPTIONAL_STRING_SCHEMA).field(
         "value", Schema.OPTIONAL_STRING_SCHEMA).build()
@@ -502,7 +529,9 @@ def test_nested_schema_evolution_struct_in_struct_with_null_parent() -> None:
     )
     details = SchemaBuilder.struct().optional().field("name", Schema.OPTIONAL_STRING_SCHEMA).field(
         "email", Schema.OPTIONAL_STRING_SCHEMA).build()
-    customer = SchemaBuilder.struct().optional().field("customer_id", Schema.INT32_SCHEMA).field("details", details).build()
+    customer = (
+        SchemaBuilder.struct().optional().field("customer_id", Schema.INT32_SCHEMA).field("details", details).build()
+    )
     connect = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("customer", customer).build()
     updates = updates_for(table, Struct(connect).put("id", 1).put("customer", None))
     assert [(a.parent, a.name, a.type) for a in updates.add_columns] == [("customer.details", "email", StringType())]
@@ -524,7 +553,13 @@ def test_nested_type_promotion_and_make_optional_with_null_value() -> None:
 
 
 def test_evolution_for_field_and_nested_fields_across_two_rounds() -> None:
-    nested = SchemaBuilder.struct().optional().field("x", Schema.INT32_SCHEMA).field("y", Schema.OPTIONAL_STRING_SCHEMA).build()
+    nested = (
+        SchemaBuilder.struct()
+        .optional()
+        .field("x", Schema.INT32_SCHEMA)
+        .field("y", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
     connect = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).field("nested", nested).build()
     value = Struct(connect).put("id", 1).put("nested", None)
     first = updates_for(_nested_table(req(3, "x", IntegerType()), nested_required=True), value)

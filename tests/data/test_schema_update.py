@@ -1,4 +1,7 @@
-"""Schema-evolution requests: bookkeeping, merging across tasks, applying (TestSchemaUpdate, TestSchemaUtils, §6.3 #6)."""
+"""Schema-evolution requests: bookkeeping, merging across tasks, applying.
+
+(TestSchemaUpdate, TestSchemaUtils, §6.3 #6)
+"""
 
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from pyiceberg.types import (
     StructType,
 )
 
-from connector.api import DataException, SchemaBuilder, Schema as ConnectSchema, Struct
+from connector.api import DataException, SchemaBuilder, Struct
+from connector.api import Schema as ConnectSchema
 from connector.data.record_converter import RecordConverter
 from connector.data.schema_update import (
     AddColumn,
@@ -218,7 +222,9 @@ def test_add_nested_columns_in_struct_list_and_map(catalog: Catalog) -> None:
         NestedField(1, "id", LongType(), required=True),
         NestedField(2, "st", StructType(NestedField(3, "a", LongType())), required=False),
         NestedField(4, "li", ListType(5, StructType(NestedField(6, "a", LongType())), element_required=False)),
-        NestedField(7, "ma", MapType(8, StringType(), 9, StructType(NestedField(10, "a", LongType())), value_required=False)),
+        NestedField(
+            7, "ma", MapType(8, StringType(), 9, StructType(NestedField(10, "a", LongType())), value_required=False)
+        ),
     )
     table = catalog.create_table("db.deep", schema)
     converter = RecordConverter(table.schema(), evolve=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal as D
+from decimal import Decimal as Dec
 
 import pytest
 from hypothesis import given, settings
@@ -116,7 +116,7 @@ def test_infer_iceberg_type() -> None:
     assert infer_iceberg_type(dt.time(1, 2)) == TimeType()
     assert infer_iceberg_type(dt.datetime.now(dt.timezone.utc)) == TimestamptzType()
     assert infer_iceberg_type(dt.datetime.now()) == TimestampType()
-    decimal_type = infer_iceberg_type(D("12.345"))
+    decimal_type = infer_iceberg_type(Dec("12.345"))
     assert isinstance(decimal_type, DecimalType) and decimal_type.scale == 3
     assert isinstance(infer_iceberg_type(["foobar"]), ListType)
     assert isinstance(infer_iceberg_type({"foo": "bar"}), StructType)
@@ -142,8 +142,8 @@ def test_infer_iceberg_type_empty(value) -> None:
     ],
 )
 def test_decimal_inference(text: str, expected) -> None:
-    assert decimal_type_for(D(text)) == expected
-    assert infer_iceberg_type(D(text)) == expected
+    assert decimal_type_for(Dec(text)) == expected
+    assert infer_iceberg_type(Dec(text)) == expected
 
 
 def test_inferred_fields_and_elements_are_optional() -> None:

@@ -111,18 +111,44 @@ def avro_versions():
     attr1 = _avro("Attr", [{"name": "v", "type": "float"}])
     attr2 = _avro("Attr", [{"name": "v", "type": "double"}])
     base = [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}]
-    v1 = _avro("Order", base + [{"name": "qty", "type": "int"}, {"name": "price", "type": "float"},
-                                {"name": "addr", "type": addr1}, {"name": "items", "type": {"type": "array", "items": item1}},
-                                {"name": "attrs", "type": {"type": "map", "values": attr1}}])
-    v2 = _avro("Order", base + [{"name": "qty", "type": "long"}, {"name": "price", "type": "double"},
-                                {"name": "addr", "type": addr1}, {"name": "items", "type": {"type": "array", "items": item1}},
-                                {"name": "attrs", "type": {"type": "map", "values": attr2}}, _opt("note", "string")])
+    v1 = _avro(
+        "Order",
+        base
+        + [
+            {"name": "qty", "type": "int"},
+            {"name": "price", "type": "float"},
+            {"name": "addr", "type": addr1},
+            {"name": "items", "type": {"type": "array", "items": item1}},
+            {"name": "attrs", "type": {"type": "map", "values": attr1}},
+        ],
+    )
+    v2 = _avro(
+        "Order",
+        base
+        + [
+            {"name": "qty", "type": "long"},
+            {"name": "price", "type": "double"},
+            {"name": "addr", "type": addr1},
+            {"name": "items", "type": {"type": "array", "items": item1}},
+            {"name": "attrs", "type": {"type": "map", "values": attr2}},
+            _opt("note", "string"),
+        ],
+    )
     addr3 = _avro("Addr", [{"name": "city", "type": "string"}, _opt("zip", "string")])
     item3 = _avro("Item", [{"name": "sku", "type": "string"}, _opt("count", "int")])
     attr3 = _avro("Attr", [{"name": "v", "type": "double"}, _opt("w", "long")])
-    v3 = _avro("Order", base + [{"name": "qty", "type": "long"}, {"name": "price", "type": "double"},
-                                {"name": "addr", "type": addr3}, {"name": "items", "type": {"type": "array", "items": item3}},
-                                {"name": "attrs", "type": {"type": "map", "values": attr3}}, _opt("note", "string")])
+    v3 = _avro(
+        "Order",
+        base
+        + [
+            {"name": "qty", "type": "long"},
+            {"name": "price", "type": "double"},
+            {"name": "addr", "type": addr3},
+            {"name": "items", "type": {"type": "array", "items": item3}},
+            {"name": "attrs", "type": {"type": "map", "values": attr3}},
+            _opt("note", "string"),
+        ],
+    )
     return v1, v2, v3
 
 

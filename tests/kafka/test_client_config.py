@@ -33,7 +33,7 @@ def test_properties_separators_comments_and_blank_lines():
 key.converter : org.apache.kafka.connect.json.JsonConverter
 plugin.path /opt/plugins
 empty=
-spaced   =   value with spaces  
+spaced   =   value with spaces \x20
 """
     assert parse_properties(text) == {
         "bootstrap.servers": "broker:9092",
@@ -178,7 +178,9 @@ def test_throughput_defaults_added_unless_set():
     conf = consumer_config({}, {}, connector_name="c")
     for key, value in THROUGHPUT_DEFAULTS.items():
         assert conf[key] == value
-    conf = consumer_config({"consumer.queued.min.messages": "1000"}, {"consumer.override.fetch.max.wait.ms": "77"}, connector_name="c")
+    conf = consumer_config(
+        {"consumer.queued.min.messages": "1000"}, {"consumer.override.fetch.max.wait.ms": "77"}, connector_name="c"
+    )
     assert conf["queued.min.messages"] == "1000"
     assert conf["fetch.wait.max.ms"] == "77"
 
@@ -201,7 +203,9 @@ def test_plain_jaas_becomes_username_password():
     worker = {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "PLAIN",
-        "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cr=t;x";',
+        "sasl.jaas.config": (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cr=t;x";'
+        ),
     }
     conf = consumer_config(worker, {}, connector_name="c")
     assert conf["sasl.username"] == "alice"
@@ -221,7 +225,10 @@ def test_scram_jaas_with_escapes_and_unquoted_values():
 
 def test_consumer_jaas_overrides_worker_jaas():
     plain = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"{}\" password=\"{}\";"
-    worker = {"sasl.jaas.config": plain.format("worker", "w"), "consumer.sasl.jaas.config": plain.format("consumer", "c")}
+    worker = {
+        "sasl.jaas.config": plain.format("worker", "w"),
+        "consumer.sasl.jaas.config": plain.format("consumer", "c"),
+    }
     connector = {"consumer.override.sasl.jaas.config": plain.format("connector", "x")}
     assert consumer_config(worker, {}, connector_name="c")["sasl.username"] == "consumer"
     assert consumer_config(worker, connector, connector_name="c")["sasl.password"] == "x"
@@ -262,7 +269,12 @@ def test_bad_jaas_is_a_config_error(jaas, message):
 def test_pem_truststore_maps_to_ca_location(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text(PEM_CERT)
-    worker = {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca), "ssl.truststore.password": "x"}
+    worker = {
+        "security.protocol": "SSL",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": str(ca),
+        "ssl.truststore.password": "x",
+    }
     conf = consumer_config(worker, {}, connector_name="c")
     assert conf["ssl.ca.location"] == str(ca)
     assert not any(key.startswith("ssl.truststore") for key in conf)
@@ -289,7 +301,9 @@ def test_truststore_librdkafka_cannot_read_is_a_value_error(tmp_path, declared):
 def test_keystores(tmp_path):
     pem = tmp_path / "client.pem"
     pem.write_text(PEM_CERT)
-    conf = consumer_config({"ssl.keystore.type": "PEM", "ssl.keystore.location": str(pem), "ssl.key.password": "k"}, {}, connector_name="c")
+    conf = consumer_config(
+        {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(pem), "ssl.key.password": "k"}, {}, connector_name="c"
+    )
     assert conf["ssl.certificate.location"] == str(pem)
     assert conf["ssl.key.location"] == str(pem)
     assert conf["ssl.key.password"] == "k"

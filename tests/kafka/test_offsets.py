@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 from confluent_kafka import OFFSET_END, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec

@@ -55,7 +55,9 @@ def test_without_split_each_partition_is_one_range_in_one_slot(bounds, max_tasks
     start, end = bounds
     groups = plan_ranges(start, end, max_tasks=max_tasks, split_large=False)
     ranges = [rng for group in groups for rng in group]
-    assert sorted(ranges) == sorted(OffsetRange(t, p, start[(t, p)], e) for (t, p), e in end.items() if e > start[(t, p)])
+    assert sorted(ranges) == sorted(
+        OffsetRange(t, p, start[(t, p)], e) for (t, p), e in end.items() if e > start[(t, p)]
+    )
     assert len(groups) == min(max_tasks, len(ranges))
 
 

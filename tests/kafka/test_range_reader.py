@@ -46,7 +46,16 @@ def rich_topic(kafka_broker):
     keys = [None if i % 5 == 0 else b"key-%d" % i for i in range(count)]
     headers = [None if i % 3 else [("h1", b"a%d" % i), ("h2", None), ("h1", b"dup")] for i in range(count)]
     timestamps = [1_700_000_000_000 + i for i in range(count)]
-    produce(kafka_broker.bootstrap, topic, values, keys=keys, headers=headers, timestamps=timestamps, partition=0, batch_messages=64)
+    produce(
+        kafka_broker.bootstrap,
+        topic,
+        values,
+        keys=keys,
+        headers=headers,
+        timestamps=timestamps,
+        partition=0,
+        batch_messages=64,
+    )
     return topic, values, keys, headers, timestamps
 
 
@@ -90,7 +99,9 @@ def test_several_partitions_and_produce_batches(conf, kafka_broker, topic_name):
     create_topic(kafka_broker.bootstrap, topic, partitions=3)
     for round_ in range(3):
         for partition in range(3):
-            produce(kafka_broker.bootstrap, topic, [b"%d-%d" % (partition, round_)] * (10 + partition), partition=partition)
+            produce(
+                kafka_broker.bootstrap, topic, [b"%d-%d" % (partition, round_)] * (10 + partition), partition=partition
+            )
     ends = end_offsets(conf, [(topic, p) for p in range(3)])
     for partition in range(3):
         table = read_all(conf, OffsetRange(topic, partition, 0, ends[(topic, partition)]))
@@ -207,7 +218,10 @@ def test_retention_gap_is_an_offset_out_of_range_error():
 
 
 def test_broker_errors_name_topic_partition_offset_and_retriable_ones_are_skipped():
-    script = [[record(10), event(KafkaError._TRANSPORT, retriable=True), record(11)], [event(KafkaError.TOPIC_AUTHORIZATION_FAILED)]]
+    script = [
+        [record(10), event(KafkaError._TRANSPORT, retriable=True), record(11)],
+        [event(KafkaError.TOPIC_AUTHORIZATION_FAILED)],
+    ]
     cursor = _RangeCursor(ScriptedConsumer(script), OffsetRange("t", 0, 10, 20), 0.01, 5)
     with pytest.raises(RangeReadError, match=r"t\[0\] at offset 12: scripted"):
         cursor.next_chunk(50)
@@ -253,4 +267,13 @@ def test_raw_schema_matches_spark_arrow_conventions():
     assert not headers.nullable
     assert headers.type.value_field.name == "element" and not headers.type.value_field.nullable
     assert [f.nullable for f in headers.type.value_type] == [False, True]
-    assert [f.name for f in RAW_SCHEMA] == ["topic", "partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers"]
+    assert [f.name for f in RAW_SCHEMA] == [
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestamp_type",
+        "key",
+        "value",
+        "headers",
+    ]

@@ -114,7 +114,9 @@ def test_valid_list():
 
 
 def test_requirement_messages():
-    with pytest.raises(DataException, match=r"^Only Map objects supported in absence of schema for \[p\], found: list$"):
+    with pytest.raises(
+        DataException, match=r"^Only Map objects supported in absence of schema for \[p\], found: list$"
+    ):
         require_map([], "p")
     with pytest.raises(DataException, match=r"^Only Struct objects supported for \[p\], found: null$"):
         require_struct(None, "p")
@@ -275,7 +277,11 @@ JAVA_PARSE = [
     ('EEE, d MMM yyyy', 'Tue, 3 Jan 2017', 1483401600000),
     ('D yyyy', '40 2021', 1612828800000),
 ]
-JAVA_BAD_PATTERNS = [('bad-format', "Illegal pattern character 'b'"), ("yyyy-'MM", 'Unterminated quote'), ('XXXX', 'invalid ISO 8601 format: length=4'), ('yyyy-bb', "Illegal pattern character 'b'"), ('q', "Illegal pattern character 'q'")]
+JAVA_BAD_PATTERNS = [
+    ('bad-format', "Illegal pattern character 'b'"), ("yyyy-'MM", 'Unterminated quote'),
+    ('XXXX', 'invalid ISO 8601 format: length=4'), ('yyyy-bb', "Illegal pattern character 'b'"),
+    ('q', "Illegal pattern character 'q'"),
+]
 
 
 @pytest.mark.parametrize("pattern, millis, expected", JAVA_FORMAT)
@@ -315,17 +321,31 @@ def test_iso_format_round_trip(millis):
 
 # --- java.util.regex (tables from a JDK 17 run) -------------------------------------------------
 
-SUBJECTS = ['orders-12', 'db.table', 'ab', 'abc', 'ac', 'a.bxyz', 'topic_x', 'TOPIC_x', 'xyz', 'xYz', 'abab', 'aa', 'aaa', 'def', 'foo-bar', 'b', 'ABC', ']a]', 'aab', 'x', '  x', 'Ab1', 'AZ19', 'A', 'z', '\x01z', 'line\nbreak', 'ab\n']
+SUBJECTS = [
+    'orders-12', 'db.table', 'ab', 'abc', 'ac', 'a.bxyz', 'topic_x', 'TOPIC_x', 'xyz', 'xYz', 'abab', 'aa', 'aaa',
+    'def', 'foo-bar', 'b', 'ABC', ']a]', 'aab', 'x', '  x', 'Ab1', 'AZ19', 'A', 'z', '\x01z', 'line\nbreak', 'ab\n',
+]
 JAVA_MATCHES = {
-    '(.*)': ['\x01z', '  x', 'A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', ']a]', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'abab', 'abc', 'ac', 'b', 'db.table', 'def', 'foo-bar', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz', 'z'],
+    '(.*)': [
+        '\x01z', '  x', 'A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', ']a]', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'abab', 'abc',
+        'ac', 'b', 'db.table', 'def', 'foo-bar', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz', 'z',
+    ],
     'orders-(\\d+)': ['orders-12'],
     '(?<db>[^.]+)\\.(?<table>.+)': ['a.bxyz', 'db.table'],
     'a|ab': ['ab'],
     '(a)(b)?c': ['abc', 'ac'],
     '\\Qa.b\\E.*': ['a.bxyz'],
-    '[\\w.-]+': ['A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'abab', 'abc', 'ac', 'b', 'db.table', 'def', 'foo-bar', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz', 'z'],
-    '\\p{Alpha}+\\d*': ['A', 'ABC', 'AZ19', 'Ab1', 'aa', 'aaa', 'aab', 'ab', 'abab', 'abc', 'ac', 'b', 'def', 'x', 'xYz', 'xyz', 'z'],
-    '\\P{Digit}+': ['\x01z', '  x', 'A', 'ABC', 'TOPIC_x', ']a]', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'ab\n', 'abab', 'abc', 'ac', 'b', 'db.table', 'def', 'foo-bar', 'line\nbreak', 'topic_x', 'x', 'xYz', 'xyz', 'z'],
+    '[\\w.-]+': [
+        'A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'abab', 'abc', 'ac', 'b', 'db.table',
+        'def', 'foo-bar', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz', 'z',
+    ],
+    '\\p{Alpha}+\\d*': [
+        'A', 'ABC', 'AZ19', 'Ab1', 'aa', 'aaa', 'aab', 'ab', 'abab', 'abc', 'ac', 'b', 'def', 'x', 'xYz', 'xyz', 'z',
+    ],
+    '\\P{Digit}+': [
+        '\x01z', '  x', 'A', 'ABC', 'TOPIC_x', ']a]', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'ab\n', 'abab', 'abc', 'ac',
+        'b', 'db.table', 'def', 'foo-bar', 'line\nbreak', 'topic_x', 'x', 'xYz', 'xyz', 'z',
+    ],
     '(?i)TOPIC_(.+)': ['TOPIC_x', 'topic_x'],
     'x(?i)Y(z)': ['xYz', 'xyz'],
     '(?:ab)+': ['ab', 'abab'],
@@ -336,7 +356,10 @@ JAVA_MATCHES = {
     '\\x{41}\\x42\\u0043': ['ABC'],
     '(?<n>ab)\\k<n>': ['abab'],
     '[]a]+': [']a]', 'aa', 'aaa'],
-    '[^]a]+': ['\x01z', '  x', 'A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', 'b', 'def', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz', 'z'],
+    '[^]a]+': [
+        '\x01z', '  x', 'A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', 'b', 'def', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz',
+        'z',
+    ],
     'a++b?': ['aa', 'aaa', 'aab', 'ab'],
     '(?>a|ab)c': ['ac'],
     '\\Aab\\z': ['ab'],
@@ -346,7 +369,10 @@ JAVA_MATCHES = {
     '\\0101': ['A'],
     '\\cA?z': ['\x01z', 'z'],
     '[\\p{Upper}\\d]+': ['A', 'ABC', 'AZ19'],
-    '(?s).+': ['\x01z', '  x', 'A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', ']a]', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'ab\n', 'abab', 'abc', 'ac', 'b', 'db.table', 'def', 'foo-bar', 'line\nbreak', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz', 'z'],
+    '(?s).+': [
+        '\x01z', '  x', 'A', 'ABC', 'AZ19', 'Ab1', 'TOPIC_x', ']a]', 'a.bxyz', 'aa', 'aaa', 'aab', 'ab', 'ab\n', 'abab',
+        'abc', 'ac', 'b', 'db.table', 'def', 'foo-bar', 'line\nbreak', 'orders-12', 'topic_x', 'x', 'xYz', 'xyz', 'z',
+    ],
     '(?x) a b # comment': ['ab'],
 }
 JAVA_REPLACE_FIRST = [('a|ab', 'ab', '<a>b')]

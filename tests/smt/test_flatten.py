@@ -232,7 +232,7 @@ def nested_structs(draw, depth=0):
         else:
             schema, values = draw(st.sampled_from(_LEAVES))
             children.append((name, "leaf", (schema, draw(values))))
-    for name, kind, payload in children:
+    for name, _kind, payload in children:
         builder.field(name, payload[0])
     schema = builder.build()
     struct = Struct(schema)
@@ -266,7 +266,9 @@ def test_flatten_struct_keeps_every_leaf(case):
 
 
 def _maps():
-    leaves = st.one_of(st.none(), st.integers(), st.text(max_size=4), st.booleans(), st.lists(st.integers(), max_size=2))
+    leaves = st.one_of(
+        st.none(), st.integers(), st.text(max_size=4), st.booleans(), st.lists(st.integers(), max_size=2)
+    )
     return st.recursive(st.dictionaries(_NAMES, leaves, max_size=3),
                         lambda children: st.dictionaries(_NAMES, st.one_of(leaves, children), max_size=3),
                         max_leaves=10)

@@ -7,12 +7,11 @@ import json
 
 import pytest
 
+import smt.chain as chain
 from connector.api.errors import ConfigException, DataException
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from tests.smt_iceberg import sink_record
-
-import smt.chain as chain
 
 
 def build(config: dict):
@@ -74,7 +73,9 @@ def test_mongo_then_debezium_from_docs():
         "transforms.dbz.cdc.target.pattern": "mongo.{table}",
     }
     json_string = SchemaBuilder.string().optional().name("io.debezium.data.Json").version(1).build()
-    source_schema = SchemaBuilder.struct().field("db", Schema.STRING_SCHEMA).field("collection", Schema.STRING_SCHEMA).build()
+    source_schema = (
+        SchemaBuilder.struct().field("db", Schema.STRING_SCHEMA).field("collection", Schema.STRING_SCHEMA).build()
+    )
     value_schema = (
         SchemaBuilder.struct().name("srv.shop.orders.Envelope")
         .field("after", json_string).field("before", json_string)
@@ -93,11 +94,18 @@ def test_mongo_then_debezium_from_docs():
     assert row.get("_id") == "596e275826f08b2730779e1f"
     assert (row.get("tags").get("_0"), row.get("tags").get("_1")) == ("a", 1)
     cdc = row.get("_cdc")
-    assert (cdc.get("op"), cdc.get("source"), cdc.get("target"), cdc.get("offset")) == ("I", "shop.orders", "mongo.orders", 3)
+    assert (cdc.get("op"), cdc.get("source"), cdc.get("target"), cdc.get("offset")) == (
+        "I",
+        "shop.orders",
+        "mongo.orders",
+        3,
+    )
 
 
 def test_errors_surface_as_data_exceptions_with_the_record():
-    transforms = build({"transforms": "dms", "transforms.dms.type": "org.apache.iceberg.connect.transforms.DmsTransform"})
+    transforms = build(
+        {"transforms": "dms", "transforms.dms.type": "org.apache.iceberg.connect.transforms.DmsTransform"}
+    )
     schema = SchemaBuilder.struct().field("a", Schema.INT32_SCHEMA).build()
     with pytest.raises(DataException, match="Schema not support for DMS records"):
         transforms.apply(sink_record(schema, Struct(schema).put("a", 1)))

@@ -157,7 +157,9 @@ def test_no_key_schema_means_no_key_field():
 
 
 def test_source_without_schema_uses_db():
-    source_schema = SchemaBuilder.struct().field("db", Schema.STRING_SCHEMA).field("table", Schema.STRING_SCHEMA).build()
+    source_schema = (
+        SchemaBuilder.struct().field("db", Schema.STRING_SCHEMA).field("table", Schema.STRING_SCHEMA).build()
+    )
     value_schema = (
         SchemaBuilder.struct().field("op", Schema.STRING_SCHEMA).field("ts_ms", Schema.INT64_SCHEMA)
         .field("source", source_schema).field("after", ROW_SCHEMA).build()

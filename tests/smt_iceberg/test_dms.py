@@ -76,11 +76,19 @@ def test_value_must_be_a_map():
 
 def test_key_and_timestamp_kept():
     result = DmsTransform().apply(sink_record(None, dms_event("insert"), Schema.STRING_SCHEMA, "k", timestamp=7))
-    assert (result.key_schema, result.key, result.timestamp, result.value_schema) == (Schema.STRING_SCHEMA, "k", 7, None)
+    assert (result.key_schema, result.key, result.timestamp, result.value_schema) == (
+        Schema.STRING_SCHEMA,
+        "k",
+        7,
+        None,
+    )
 
 
 def test_loads_by_class_name():
     import smt
 
-    for name in ("org.apache.iceberg.connect.transforms.DmsTransform", "io.tabular.iceberg.connect.transforms.DmsTransform"):
+    for name in (
+        "org.apache.iceberg.connect.transforms.DmsTransform",
+        "io.tabular.iceberg.connect.transforms.DmsTransform",
+    ):
         assert smt.load(name, {}).apply(sink_record(None, dms_event("delete"))).value["_cdc"]["op"] == "D"

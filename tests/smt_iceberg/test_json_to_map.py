@@ -170,7 +170,9 @@ def test_schema_from_inconsistent_array():
 
 
 def test_schema_from_arrays_of_inconsistent_arrays():
-    expected = SchemaBuilder.array(SchemaBuilder.array(Schema.OPTIONAL_STRING_SCHEMA).optional().build()).optional().build()
+    expected = (
+        SchemaBuilder.array(SchemaBuilder.array(Schema.OPTIONAL_STRING_SCHEMA).optional().build()).optional().build()
+    )
     assert utils.schema_from_node(OBJ["array_array_inconsistent"]) == expected
 
 
@@ -180,7 +182,9 @@ def test_schema_from_arrays_of_arrays_of_objects():
 
 
 def test_schema_from_arrays_of_arrays_of_ints():
-    expected = SchemaBuilder.array(SchemaBuilder.array(Schema.OPTIONAL_INT32_SCHEMA).optional().build()).optional().build()
+    expected = (
+        SchemaBuilder.array(SchemaBuilder.array(Schema.OPTIONAL_INT32_SCHEMA).optional().build()).optional().build()
+    )
     assert utils.schema_from_node(OBJ["array_array_int"]) == expected
 
 

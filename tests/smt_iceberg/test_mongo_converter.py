@@ -500,7 +500,10 @@ _json_scalars = (
 )
 _json = st.recursive(
     _json_scalars,
-    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=4).filter(lambda k: not k.startswith("$")), c, max_size=4),
+    lambda c: (
+        st.lists(c, max_size=4)
+        | st.dictionaries(st.text(max_size=4).filter(lambda k: not k.startswith("$")), c, max_size=4)
+    ),
     max_leaves=15,
 )
 
@@ -540,12 +543,19 @@ def test_plain_json_parses_like_json_loads(value):
 _extended = st.one_of(
     st.integers(-(2**63), 2**63 - 1).map(lambda n: ({"$numberLong": str(n)}, BsonValue(BsonType.INT64, n))),
     st.integers(-(2**31), 2**31 - 1).map(lambda n: ({"$numberInt": str(n)}, BsonValue(BsonType.INT32, n))),
-    st.integers(-(2**45), 2**45).map(lambda ms: ({"$date": {"$numberLong": str(ms)}}, BsonValue(BsonType.DATE_TIME, ms))),
+    st.integers(-(2**45), 2**45).map(
+        lambda ms: ({"$date": {"$numberLong": str(ms)}}, BsonValue(BsonType.DATE_TIME, ms))
+    ),
     st.binary(min_size=12, max_size=12).map(lambda b: ({"$oid": b.hex()}, BsonValue(BsonType.OBJECT_ID, b.hex()))),
-    st.binary(max_size=20).map(lambda b: ({"$binary": {"base64": base64.b64encode(b).decode(), "subType": "00"}},
-                                          BsonValue(BsonType.BINARY, (0, b)))),
+    st.binary(max_size=20).map(
+        lambda b: (
+            {"$binary": {"base64": base64.b64encode(b).decode(), "subType": "00"}},
+            BsonValue(BsonType.BINARY, (0, b)),
+        )
+    ),
     st.decimals(allow_nan=False, allow_infinity=False, places=3).map(
-        lambda d: ({"$numberDecimal": str(d)}, BsonValue(BsonType.DECIMAL128, str(d)))),
+        lambda d: ({"$numberDecimal": str(d)}, BsonValue(BsonType.DECIMAL128, str(d)))
+    ),
 )
 
 

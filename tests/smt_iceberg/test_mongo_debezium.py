@@ -19,9 +19,15 @@ DEFAULT_ID = 1004
 DEFAULT_TS_MS = 1558965515240
 DEFAULT_SOURCE_TS_MS = 1558965508000
 
-CREATE_AFTER = '{"_id" : {"$numberLong" : "1004"},"first_name" : "Anne","last_name" : "Kretchmar","email" : "annek@noanswer.org"}'
-DELETE_BEFORE = '{"_id": {"$numberLong": "1004"},"first_name": "unknown","last_name": "Kretchmar","email": "annek@noanswer.org"}'
-UPDATE_AFTER = '{"_id": {"$numberLong": "1004"},"first_name": "Anne Marie","last_name": "Kretchmar","email": "annek@noanswer.org"}'
+CREATE_AFTER = (
+    '{"_id" : {"$numberLong" : "1004"},"first_name" : "Anne","last_name" : "Kretchmar","email" : "annek@noanswer.org"}'
+)
+DELETE_BEFORE = (
+    '{"_id": {"$numberLong": "1004"},"first_name": "unknown","last_name": "Kretchmar","email": "annek@noanswer.org"}'
+)
+UPDATE_AFTER = (
+    '{"_id": {"$numberLong": "1004"},"first_name": "Anne Marie","last_name": "Kretchmar","email": "annek@noanswer.org"}'
+)
 UPDATE_BEFORE = DELETE_BEFORE
 UPDATED_FIELDS = '{"first_name": "Anne Marie"}'
 
@@ -63,12 +69,16 @@ def value_schema(valid_envelope: bool = True, source_schema: Schema = SOURCE_SCH
 
 
 DEFAULT_VALUE_SCHEMA = value_schema()
-DEFAULT_KEY_SCHEMA = SchemaBuilder.struct().name("dbserver1.inventory.customers.Key").field("id", Schema.INT64_SCHEMA).build()
+DEFAULT_KEY_SCHEMA = (
+    SchemaBuilder.struct().name("dbserver1.inventory.customers.Key").field("id", Schema.INT64_SCHEMA).build()
+)
 DEFAULT_KEY = Struct(DEFAULT_KEY_SCHEMA).put("id", DEFAULT_ID)
 
 
 def source_struct() -> Struct:
-    return Struct(SOURCE_SCHEMA).put("version", "2.5.2.final").put("connector", "mongo").put("ts_ms", DEFAULT_SOURCE_TS_MS)
+    return (
+        Struct(SOURCE_SCHEMA).put("version", "2.5.2.final").put("connector", "mongo").put("ts_ms", DEFAULT_SOURCE_TS_MS)
+    )
 
 
 def update_description(removed: list[str] | None, updated: str) -> Struct:
@@ -131,7 +141,12 @@ def test_tombstones_returned_as_is():
 
 
 def test_records_with_incorrect_key_become_tombstones():
-    value_schema_ = SchemaBuilder.struct().name("some_key_name_missing_key_suffix").field(TIMESTAMP_KEY, Schema.INT64_SCHEMA).build()
+    value_schema_ = (
+        SchemaBuilder.struct()
+        .name("some_key_name_missing_key_suffix")
+        .field(TIMESTAMP_KEY, Schema.INT64_SCHEMA)
+        .build()
+    )
     value = Struct(value_schema_).put(TIMESTAMP_KEY, 1444587054854)
     key_schema = SchemaBuilder.struct().name("some_key_name.Envelope").field("serverName", Schema.STRING_SCHEMA).build()
     key = Struct(key_schema).put("serverName", "op.with.heartbeat")
@@ -144,7 +159,12 @@ def test_records_with_incorrect_key_become_tombstones():
 def test_records_with_incorrect_envelope_become_tombstones():
     value_schema_ = SchemaBuilder.struct().name("some_key_name.Key").field(TIMESTAMP_KEY, Schema.INT64_SCHEMA).build()
     value = Struct(value_schema_).put(TIMESTAMP_KEY, 1444587054854)
-    key_schema = SchemaBuilder.struct().name("some_key_name_missing_envelope_suffix").field("serverName", Schema.STRING_SCHEMA).build()
+    key_schema = (
+        SchemaBuilder.struct()
+        .name("some_key_name_missing_envelope_suffix")
+        .field("serverName", Schema.STRING_SCHEMA)
+        .build()
+    )
     key = Struct(key_schema).put("serverName", "op.with.heartbeat")
     record = sink_record(value_schema_, value, key_schema, key)
     result = transformer().apply(record)
@@ -170,7 +190,12 @@ def test_create_events():
     assert result.value.get("source") == value.get("source")
     assert result.value.get("op") == "c"
     assert result.value.get("ts_ms") == DEFAULT_TS_MS
-    assert (result.kafka_offset, result.kafka_partition, result.topic, result.timestamp) == (0, 0, "topic", DEFAULT_TS_MS)
+    assert (result.kafka_offset, result.kafka_partition, result.topic, result.timestamp) == (
+        0,
+        0,
+        "topic",
+        DEFAULT_TS_MS,
+    )
     assert at(result.value, "after._id") == 1004
     assert at(result.value, "after.first_name") == "Anne"
     assert at(result.value, "after.last_name") == "Kretchmar"
@@ -300,7 +325,13 @@ def test_document_array_mode():
 def test_partial_update_adds_new_fields_after_before_fields():
     update = update_description(None, '{"first_name": "A", "age": 42}')
     value = transformer().apply(mongo_record(envelope("u", before=UPDATE_BEFORE, update=update))).value
-    assert [f.name for f in value.schema.field("after").schema.fields()] == ["_id", "first_name", "last_name", "email", "age"]
+    assert [f.name for f in value.schema.field("after").schema.fields()] == [
+        "_id",
+        "first_name",
+        "last_name",
+        "email",
+        "age",
+    ]
     assert at(value, "after.age") == 42
 
 
@@ -328,7 +359,11 @@ def test_chain_into_debezium_transform():
 
 def test_envelope_without_update_description_field():
     schema = (
-        SchemaBuilder.struct().name("x.Envelope").field("after", optional_json()).field("op", Schema.STRING_SCHEMA).build()
+        SchemaBuilder.struct()
+        .name("x.Envelope")
+        .field("after", optional_json())
+        .field("op", Schema.STRING_SCHEMA)
+        .build()
     )
     value = Struct(schema).put("after", CREATE_AFTER).put("op", "c")
     result = transformer().apply(sink_record(schema, value, DEFAULT_KEY_SCHEMA, DEFAULT_KEY))
@@ -343,6 +378,8 @@ def test_invalid_bson_raises_data_exception():
 def test_loads_by_class_name():
     import smt
 
-    transform = smt.load("org.apache.iceberg.connect.transforms.MongoDebeziumTransform", {"array_handling_mode": "document"})
+    transform = smt.load(
+        "org.apache.iceberg.connect.transforms.MongoDebeziumTransform", {"array_handling_mode": "document"}
+    )
     result = transform.apply(mongo_record(envelope("c", after='{"_id": 1, "a": [1, "x"]}')))
     assert at(result.value, "after.a._1") == "x"

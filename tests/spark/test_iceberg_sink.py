@@ -17,9 +17,9 @@ from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.range_reader import RAW_SCHEMA
 from connector.spark.formats import register
 from connector.spark.iceberg_sink import (
-    IcebergDataSource,
     SPARK_BATCH_ID,
     SPARK_QUERY_ID,
+    IcebergDataSource,
     abort_messages,
     commit_messages,
     conform,

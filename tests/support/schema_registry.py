@@ -147,7 +147,7 @@ class _Types:
             try:
                 name, subject, version = ref["name"], ref["subject"], int(ref["version"])
             except (KeyError, TypeError, ValueError):
-                raise _invalid_schema(f"reference {ref!r}: expected name, subject and version")
+                raise _invalid_schema(f"reference {ref!r}: expected name, subject and version") from None
             sv = self.state.subject_version(subject, version, include_deleted=True)
             if sv is None:
                 raise _invalid_schema(f"reference '{name}': subject '{subject}' version {version} "
@@ -168,7 +168,7 @@ class _Types:
             try:
                 obj = json.loads(text)
             except ValueError as exc:
-                raise _invalid_schema(f"{text[:100]}: {exc}")
+                raise _invalid_schema(f"{text[:100]}: {exc}") from exc
             parsed = self.parse_avro(obj, deps)
             stored = json.dumps(obj, separators=(",", ":"), sort_keys=normalize)
             return stored, ("AVRO", stored, ref_key), parsed
@@ -176,17 +176,18 @@ class _Types:
             try:
                 obj = json.loads(text)
             except ValueError as exc:
-                raise _invalid_schema(f"{text[:100]}: {exc}")
+                raise _invalid_schema(f"{text[:100]}: {exc}") from exc
             if not isinstance(obj, (dict, bool)):
                 raise _invalid_schema("JSON Schema must be an object or a boolean")
             try:
                 import jsonschema  # optional
-
-                jsonschema.validators.validator_for(obj).check_schema(obj)
             except ImportError:
-                pass
-            except Exception as exc:  # jsonschema.SchemaError
-                raise _invalid_schema(f"{text[:100]}: {getattr(exc, 'message', exc)}")
+                jsonschema = None
+            if jsonschema is not None:
+                try:
+                    jsonschema.validators.validator_for(obj).check_schema(obj)
+                except jsonschema.SchemaError as exc:
+                    raise _invalid_schema(f"{text[:100]}: {exc.message}") from exc
             stored = json.dumps(obj, separators=(",", ":"), sort_keys=normalize)
             return stored, ("JSON", stored, ref_key), (obj, [json.loads(d.schema) for d in deps],
                                                         [r["name"] for r in refs])
@@ -208,20 +209,21 @@ class _Types:
             for dep in deps:
                 fastavro.parse_schema(json.loads(dep.schema), named_schemas=named)
             parsed = fastavro.parse_schema(obj, named_schemas=named)
-        except Exception as exc:
-            raise _invalid_schema(f"{_compact(obj)[:200]}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - whatever fastavro rejects is an invalid schema (422)
+            raise _invalid_schema(f"{_compact(obj)[:200]}: {exc}") from exc
         return parsed, named
 
     def parse_protobuf(self, text: str, refs: list[dict], deps: list[StoredSchema]) -> Any:
         from google.protobuf import descriptor_pb2, descriptor_pool
+        from google.protobuf.message import DecodeError
 
         try:
             raw = base64.b64decode(text.encode("ascii"), validate=True)
             fdp = descriptor_pb2.FileDescriptorProto.FromString(raw)
-        except Exception:
+        except (ValueError, DecodeError):
             raise _invalid_schema(
                 "(this test registry only accepts Protobuf schemas as a base64 FileDescriptorProto, "
-                "as confluent-kafka's serializer sends them; .proto text is not parsed)")
+                "as confluent-kafka's serializer sends them; .proto text is not parsed)") from None
         pool = descriptor_pool.DescriptorPool()
         _add_well_known(pool)
         added = set(_WELL_KNOWN_NAMES)
@@ -251,8 +253,8 @@ class _Types:
             if probe.name in added:
                 probe.name = "__registry_probe__/" + probe.name
             pool.Add(probe)
-        except Exception as exc:
-            raise _invalid_schema(f"(protobuf descriptor does not build: {exc})")
+        except Exception as exc:  # noqa: BLE001 - whatever the descriptor pool rejects is an invalid schema (422)
+            raise _invalid_schema(f"(protobuf descriptor does not build: {exc})") from exc
         return fdp
 
     # -- rendering --
@@ -882,9 +884,19 @@ _WELL_KNOWN_CACHE: list = []
 def _well_known_files() -> list:
     if _WELL_KNOWN_CACHE:
         return _WELL_KNOWN_CACHE
-    from google.protobuf import (any_pb2, api_pb2, descriptor_pb2, duration_pb2, empty_pb2,
-                                 field_mask_pb2, source_context_pb2, struct_pb2, timestamp_pb2,
-                                 type_pb2, wrappers_pb2)
+    from google.protobuf import (
+        any_pb2,
+        api_pb2,
+        descriptor_pb2,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        source_context_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        type_pb2,
+        wrappers_pb2,
+    )
 
     modules = [descriptor_pb2, any_pb2, source_context_pb2, type_pb2, api_pb2, duration_pb2,
                empty_pb2, field_mask_pb2, struct_pb2, timestamp_pb2, wrappers_pb2]
@@ -1127,7 +1139,7 @@ class _Handler(BaseHTTPRequestHandler):
             except RegistryError as exc:
                 self._send(exc.status, {"error_code": exc.error_code, "message": exc.message})
                 return
-            except Exception as exc:  # pragma: no cover - a bug in the test server
+            except Exception as exc:  # noqa: BLE001  # pragma: no cover - a bug in the test server: a 500, as the real one
                 self._send(500, {"error_code": 50001,
                                  "message": f"Error in the backend data store: {exc!r}"})
                 return
@@ -1144,7 +1156,7 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         try:
             user, _, password = base64.b64decode(header[6:]).decode("utf-8").partition(":")
-        except Exception:
+        except ValueError:  # binascii.Error, UnicodeDecodeError
             return False
         return users.get(user) == password
 

@@ -23,7 +23,6 @@ import datetime as _dt
 import decimal
 import math
 import numbers
-import re
 import uuid
 from typing import Any, Callable
 
@@ -46,7 +45,13 @@ from pyiceberg.types import (
 )
 
 from connector.api.errors import DataException
-from connector.api.java.numbers import double_to_string
+from connector.api.java.numbers import (
+    NumberFormatError,
+    double_to_string,
+    parse_big_decimal,
+    parse_double,
+    parse_integer,
+)
 from connector.api.java.value_of import java_str
 from connector.api.struct import Struct
 from connector.data import temporal
@@ -56,13 +61,6 @@ Coercer = Callable[[Any], Any]
 
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
-_JAVA_WHITESPACE = "".join(chr(c) for c in range(0x21))
-_INTEGER_TEXT = re.compile(r"[+-]?\d+")
-_DECIMAL_TEXT = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
-_FLOAT_TEXT = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")
-_HEX_FLOAT_TEXT = re.compile(
-    r"([+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?"
-)
 _DECIMAL_CONTEXT = decimal.Context(prec=200, Emax=999_999, Emin=-999_999)
 
 
@@ -94,9 +92,11 @@ def _in_range(value: int, bounds: tuple[int, int], target: str) -> int:
 
 def _integer(value: Any, bounds: tuple[int, int], target: str) -> int:
     if isinstance(value, str):
-        if _INTEGER_TEXT.fullmatch(value) is None:
-            raise DataException(f'For input string: "{value}" (cannot convert to {target})')
-        return _in_range(int(value), bounds, target)
+        try:
+            parsed = parse_integer(value)  # Long.parseLong, as the sink parses before narrowing
+        except NumberFormatError:
+            raise DataException(f'For input string: "{value}" (cannot convert to {target})') from None
+        return _in_range(parsed, bounds, target)
     if not _is_number(value):
         raise DataException(f"Cannot convert to {target}: {_type_name(value)}")
     return _in_range(_truncated(value, target), bounds, target)
@@ -113,14 +113,11 @@ def to_long(value: Any) -> int:
 
 
 def parse_java_double(text: str) -> float:
-    """``Double.parseDouble``: trimmed, with ``NaN``/``Infinity``, hex and ``d``/``f`` suffixes."""
-    trimmed = text.strip(_JAVA_WHITESPACE)
-    if _FLOAT_TEXT.fullmatch(trimmed):
-        return float(trimmed.rstrip("fFdD"))
-    hex_match = _HEX_FLOAT_TEXT.fullmatch(trimmed)
-    if hex_match:
-        return float.fromhex(hex_match.group(1))
-    raise DataException(f'For input string: "{text}" (cannot convert to double)')
+    """``Double.parseDouble``, failing as a conversion error."""
+    try:
+        return parse_double(text)
+    except NumberFormatError:
+        raise DataException(f'For input string: "{text}" (cannot convert to double)') from None
 
 
 def _floating(value: Any, target: str) -> float:
@@ -151,9 +148,10 @@ def _as_big_decimal(value: Any) -> decimal.Decimal:
             raise DataException(f"Cannot convert {value} to decimal")
         return value
     if isinstance(value, str):
-        if _DECIMAL_TEXT.fullmatch(value) is None:
-            raise DataException(f"Character array is not a valid decimal: {value}")
-        return decimal.Decimal(value)
+        try:
+            return parse_big_decimal(value)
+        except NumberFormatError:
+            raise DataException(f"Character array is not a valid decimal: {value}") from None
     if not _is_number(value):
         raise DataException(f"Cannot convert to BigDecimal: {_type_name(value)}")
     if isinstance(value, numbers.Integral):

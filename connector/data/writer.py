@@ -19,16 +19,13 @@ The files are written by pyiceberg's ``write_file`` from ``WriteTask``s,
 exactly as ``_dataframe_to_data_files`` builds them.
 
 pyiceberg's ``DataFile`` pickles and unpickles to an equal object that another
-process can append (tested), so commit messages can carry the objects
-themselves; :func:`serialize_data_files` / :func:`deserialize_data_files` wrap
-that in bytes for transports that want bytes.
+process can append (tested), so commit messages carry the objects themselves.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import pickle
 import uuid
 from typing import Iterator
 
@@ -109,15 +106,3 @@ def split_by_partition(metadata: TableMetadata, data: pa.Table) -> Iterator[tupl
         rows = data.take(pa.array(group["_row_list"], type=pa.int64()))
         yield PartitionKey(field_values=values, partition_spec=spec, schema=schema), rows.combine_chunks()
 
-
-def serialize_data_files(files: list[DataFile]) -> bytes:
-    """Bytes of ``files``, for commit messages (pickle of pyiceberg's DataFile objects)."""
-    return pickle.dumps(list(files), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def deserialize_data_files(blob: bytes) -> list[DataFile]:
-    """The data files of :func:`serialize_data_files` (trusted input only: it unpickles)."""
-    files = pickle.loads(blob)
-    if not isinstance(files, list) or not all(isinstance(f, DataFile) for f in files):
-        raise TypeError("not a serialized list of DataFile")
-    return files

@@ -13,9 +13,10 @@ Decode strategies, chosen once per task from the config and tried per batch:
 
 * ``columnar``: schemaless JSON values, no SMTs, every record to every table.
   The raw JSON goes straight to each table's schema (``JsonBatchConverter``).
-* ``columnar with batch SMTs``: schemaless JSON values and an SMT chain whose
-  every stage has a batch form (``smt.batch``), or routing by a field. The
-  values are parsed to Arrow maps once, transformed and routed column-wise.
+* ``columnar with batch SMTs``: schemaless JSON values and an SMT chain with
+  batch forms (``smt.batch``), or routing by a field. The values are parsed to
+  Arrow maps once, transformed and routed column-wise; a stage without a batch
+  form runs record by record for that stage only (``smt.batch.records``).
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter``. Every other configuration, and every
   batch a columnar strategy declines.
@@ -37,7 +38,7 @@ import json
 import logging
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -161,14 +162,17 @@ class TaskPipeline:
             return PER_RECORD, "values are not schemaless JSON"
         if len(self.chain) == 0 and self.router.routes_everything_everywhere:
             return COLUMNAR, "schemaless JSON, no SMTs"
-        batch_chain = BatchTransformationChain.from_chain(self.chain)
+        batch_chain = BatchTransformationChain.from_chain(self.chain, self._records_of)
         if batch_chain is None:
-            return PER_RECORD, BatchTransformationChain.why_not(self.chain) or "no batch form"
+            return PER_RECORD, BatchTransformationChain.why_not(self.chain, self._records_of) or "no batch form"
         self.batch_chain = batch_chain
         routing = "" if self.router.routes_everything_everywhere else ", routed column-wise"
         if len(self.chain) == 0:
             return COLUMNAR_WITH_SMTS, "no transforms" + routing
-        return COLUMNAR_WITH_SMTS, "transforms: " + ", ".join(s.type_name for s in self.chain.stages) + routing
+        per_record = batch_chain.per_record_stages
+        record_stages = f"; per record: {', '.join(per_record)}" if per_record else ""
+        transforms = ", ".join(s.type_name for s in self.chain.stages)
+        return COLUMNAR_WITH_SMTS, f"transforms: {transforms}{record_stages}{routing}"
 
     def process(self, batch: pa.RecordBatch) -> SchemaNeeds:
         """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change."""
@@ -206,6 +210,19 @@ class TaskPipeline:
             raise Declined("values are not maps after the transforms")
         rows = TableRows(MAPS, values, view.original_topic, view.original_partition, view.offset)
         return {table: rows.filter(mask) for table, mask in self.router.route_batch(values).items()}
+
+    def _records_of(self, view: RecordBatchView, with_values: bool) -> list[SinkRecord]:
+        """The records a per-record stage sees for the view's rows: keys and headers through the converters.
+
+        ``with_values``: decode the values from the raw JSON too (else they are left null, for the
+        caller to fill in from the maps).
+        """
+        columns = [view.original_topic, view.original_partition, view.offset, view.timestamp,
+                   view.timestamp_type, view.key, view.raw_value if with_values else None, view.headers]
+        rows = zip(*(c.to_pylist() if c is not None else [None] * view.num_rows for c in columns))
+        topics, partitions = view.topic.to_pylist(), view.partition.to_pylist()
+        return [replace(self.decoder.decode(*row), topic=topic, kafka_partition=partition)
+                for row, topic, partition in zip(rows, topics, partitions)]
 
     def _per_record_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
         routed: dict[str, list[SinkRecord]] = {}

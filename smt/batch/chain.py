@@ -4,7 +4,9 @@ Mirrors :class:`smt.chain.TransformationChain`: stages in order, each applied
 to the records its predicate selects (``predicate is None or negate XOR
 test``), records a stage drops removed before the next stage. A stage that
 applies to only some rows runs on those rows and the view is put back
-together in record order.
+together in record order. Given ``records_of`` (the task pipeline's way to
+build exact ``SinkRecord``s), a stage without a batch form runs record by
+record for that stage only (:class:`~smt.batch.records.RecordStage`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import pyarrow.compute as pc
 
 from connector.api.declined import Declined, unexpected
 from smt.batch.predicates import BatchTest, batch_predicate
+from smt.batch.records import RecordsOf, RecordStage, changes_keys_or_headers
 from smt.batch.transforms import BatchTransform, batch_form
 from smt.batch.view import RecordBatchView, concat_views
 
 
 class BatchStage:
+    """A stage whose transformation (and predicate) have batch forms."""
+
     def __init__(self, transform: BatchTransform, test: BatchTest | None, negate: bool, alias: str | None,
                  type_name: str | None = None):
         self.transform = transform
@@ -58,37 +63,55 @@ def _interleave(applied: RecordBatchView, others: RecordBatchView, selected: pa.
 
 
 class BatchTransformationChain:
-    """The batch form of a :class:`smt.chain.TransformationChain` whose every stage has one."""
+    """The batch form of a :class:`smt.chain.TransformationChain`."""
 
-    def __init__(self, stages: list[BatchStage], chain: Any = None):
+    def __init__(self, stages: list[BatchStage | RecordStage], chain: Any = None):
         self.stages = stages
         self.chain = chain
 
     @classmethod
-    def from_chain(cls, chain: Any) -> "BatchTransformationChain | None":
-        """The batch form of ``chain``, or None if some stage (or its predicate) has none."""
-        stages = []
+    def from_chain(cls, chain: Any, records_of: RecordsOf | None = None) -> "BatchTransformationChain | None":
+        """The batch form of ``chain``; None if it has none.
+
+        Without ``records_of`` every stage needs a batch form. With it, stages
+        without one run record by record, provided at least one stage has a batch
+        form and none is known to change keys or headers (the view keeps those
+        raw, so such a chain always runs per record).
+        """
+        stages: list[BatchStage | RecordStage] = []
         for stage in chain.stages:
-            transform = batch_form(stage.transformation)
-            if transform is None:
+            batch_stage = _batch_stage(stage)
+            if batch_stage is not None:
+                stages.append(batch_stage)
+            elif records_of is not None and not changes_keys_or_headers(stage):
+                stages.append(RecordStage(stage, records_of))
+            else:
                 return None
-            test = None
-            if stage.predicate is not None:
-                test = batch_predicate(stage.predicate)
-                if test is None:
-                    return None
-            stages.append(BatchStage(transform, test, bool(stage.negate), stage.alias, stage.type_name))
+        if stages and not any(isinstance(s, BatchStage) for s in stages):
+            return None
         return cls(stages, chain)
 
     @staticmethod
-    def why_not(chain: Any) -> str | None:
-        """The first stage without a batch form, described; None if every stage has one."""
+    def why_not(chain: Any, records_of: RecordsOf | None = None) -> str | None:
+        """Why ``chain`` has no batch form (the first stage that prevents one); None if it has one."""
+        batch_stages = 0
         for stage in chain.stages:
+            if _batch_stage(stage) is not None:
+                batch_stages += 1
+                continue
+            if records_of is not None and not changes_keys_or_headers(stage):
+                continue
             if batch_form(stage.transformation) is None:
                 return f"transformation '{stage.alias}' ({stage.type_name}) has no batch form for its config"
-            if stage.predicate is not None and batch_predicate(stage.predicate) is None:
-                return f"the predicate of transformation '{stage.alias}' has no batch form"
+            return f"the predicate of transformation '{stage.alias}' has no batch form"
+        if chain.stages and batch_stages == 0:
+            return "no transformation has a batch form"
         return None
+
+    @property
+    def per_record_stages(self) -> list[str]:
+        """The aliases of the stages that run record by record."""
+        return [s.alias or "" for s in self.stages if isinstance(s, RecordStage)]
 
     def apply(self, view: RecordBatchView) -> RecordBatchView:
         """Run every stage; raises :class:`Declined` when the per-record path must run.
@@ -107,10 +130,24 @@ class BatchTransformationChain:
         return len(self.stages)
 
 
-def _applied(stage: BatchStage, view: RecordBatchView) -> RecordBatchView:
+def _batch_stage(stage: Any) -> BatchStage | None:
+    """The batch form of one chain stage, or None if its transformation or predicate has none."""
+    transform = batch_form(stage.transformation)
+    if transform is None:
+        return None
+    test = None
+    if stage.predicate is not None:
+        test = batch_predicate(stage.predicate)
+        if test is None:
+            return None
+    return BatchStage(transform, test, bool(stage.negate), stage.alias, stage.type_name)
+
+
+def _applied(stage: BatchStage | RecordStage, view: RecordBatchView) -> RecordBatchView:
+    name = stage.name
     try:
         return stage.apply(view)
     except Declined as declined:
-        raise Declined(f"{stage.name}: {declined.reason}") from declined
+        raise Declined(f"{name}: {declined.reason}") from declined
     except Exception as exc:
-        raise unexpected(exc, f"of transformation '{stage.alias}' ({stage.name})") from exc
+        raise unexpected(exc, f"of transformation '{stage.alias}' ({name})") from exc

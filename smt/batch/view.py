@@ -78,12 +78,16 @@ class Values:
     values may stand for JSON integers, or :data:`ALL` when that holds for the
     whole value. ``origins``: for loose fields still holding the values parsed
     from JSON, the key they were read from (so that
-    :meth:`RecordBatchView.is_loose` can check the JSON text).
+    :meth:`RecordBatchView.is_loose` can check the JSON text). ``pristine``:
+    the values are still exactly those parsed from the view's raw JSON (no
+    stage changed them; rows may have been selected), so a per-record stage
+    can decode them from the text instead of from the maps.
     """
 
     array: pa.Array
     loose: frozenset = frozenset()
     origins: Mapping[str, str] = field(default_factory=dict)  # loose field -> its key in the raw JSON
+    pristine: bool = False
 
     @property
     def is_map(self) -> bool:
@@ -108,7 +112,7 @@ class Values:
     def from_json(cls, array: pa.Array, loose: Iterable[str]) -> "Values":
         """Maps parsed from JSON; ``loose`` fields can be checked against the text (their own keys)."""
         loose = frozenset(loose)
-        return cls(array, loose, {name: name for name in loose})
+        return cls(array, loose, {name: name for name in loose}, pristine=True)
 
     def to_pylist(self) -> list[Any]:
         return to_python(self.array)
@@ -337,7 +341,8 @@ def concat_views(parts: Iterable[RecordBatchView]) -> RecordBatchView:
         loose |= p.value.loose
     origins = {k: v for k, v in parts[0].value.origins.items()
                if all(p.value.origins.get(k, v) == v for p in parts)}
-    return RecordBatchView(**columns, value=Values(unify_arrays(arrays), frozenset(loose), origins))
+    pristine = all(p.value.pristine for p in parts)
+    return RecordBatchView(**columns, value=Values(unify_arrays(arrays), frozenset(loose), origins, pristine))
 
 
 def unify_arrays(arrays: list[pa.Array]) -> pa.Array:

@@ -173,8 +173,30 @@ def _timestamp_router(draw) -> dict[str, str]:
             "timestamp.format": draw(st.sampled_from(["yyyyMMdd", "yyyy-MM-dd HH", "yyyy"]))}
 
 
+# Stages without a batch form: run record by record inside a batch chain (smt/batch/records.py).
+def _copy_value(draw) -> dict[str, str]:
+    return {"type": "org.apache.iceberg.connect.transforms.CopyValue",
+            "source.field": draw(names), "target.field": draw(names)}
+
+
+def _kafka_metadata(draw) -> dict[str, str]:
+    config = {"type": "org.apache.iceberg.connect.transforms.KafkaMetadataTransform"}
+    if draw(st.booleans()):
+        config["nested"] = "true"
+    return config
+
+
+def _user_plugin(draw) -> dict[str, str]:
+    return {"type": "tests.smt_iceberg.example_plugins:UppercaseField", "field": draw(names)}
+
+
+def _value_to_key(draw) -> dict[str, str]:  # changes keys: its chains always run per record
+    return {"type": f"{KAFKA}.ValueToKey", "fields": draw(names)}
+
+
 STAGES = [_insert, _replace, _mask, _cast, _timestamp_converter, _flatten, _hoist, _extract, _filter,
-          _regex_router, _timestamp_router]
+          _regex_router, _timestamp_router]  # every one has a batch form
+RECORD_STAGES = [_copy_value, _kafka_metadata, _user_plugin, _value_to_key]  # none has
 
 PREDICATES = [
     {"type": f"{KAFKA}.predicates.TopicNameMatches", "pattern": "orders.*"},

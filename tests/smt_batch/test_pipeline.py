@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from connector.api.errors import ConnectException
 from tests.smt_batch.harness import KAFKA, encode, raw_batch, run_pipeline, sink_props
-from tests.smt_batch.strategies import chains, records
+from tests.smt_batch.strategies import RECORD_STAGES, STAGES, chains, records
 
 SMT3 = {
     "transforms": "insert,rename,mask",
@@ -89,7 +89,7 @@ ROUTING = [
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(config=chains(max_stages=3), batch=records(max_size=8), evolve=st.booleans(),
+@given(config=chains(stages=STAGES + RECORD_STAGES, max_stages=3), batch=records(max_size=8), evolve=st.booleans(),
        routing=st.sampled_from(ROUTING))
 def test_columnar_pipeline_with_smts_equals_per_record(config, batch, evolve, routing):
     extra = {"iceberg.tables.evolve-schema-enabled": "true"} if evolve else {}
@@ -203,3 +203,60 @@ def test_routing_by_field_and_dynamically_without_transforms():
     got, pipeline = compare(SMT3, [raw_batch(values[:3]), raw_batch(values, first_offset=3)], **by_number)
     assert [(name, t.num_rows) for name, t in got[1]] == [("db.even", 17), ("db.odd", 16)]
     assert pipeline.batches["columnar"] >= 1
+
+
+# --- stages without a batch form, run record by record inside a batch chain -------------------------
+
+PLUGIN = "tests.smt_iceberg.example_plugins:UppercaseField"
+
+
+def _with_stage_without_batch_form(stage: dict[str, str]) -> dict[str, str]:
+    """SMT3 with ``stage`` (no batch form) between InsertField and ReplaceField."""
+    chain = {k: v for k, v in SMT3.items() if k != "transforms"}
+    chain["transforms"] = "insert,plugin,rename,mask"
+    chain.update({f"transforms.plugin.{k}": v for k, v in stage.items()})
+    return chain
+
+
+@pytest.mark.parametrize("stage", [
+    {"type": PLUGIN, "field": "name"},
+    {"type": "org.apache.iceberg.connect.transforms.KafkaMetadataTransform", "nested": "true"},
+    {"type": "org.apache.iceberg.connect.transforms.CopyValue", "source.field": "id", "target.field": "id2"},
+])
+def test_a_stage_without_batch_form_runs_per_record_for_that_stage_only(stage):
+    got, pipeline = compare(_with_stage_without_batch_form(stage), [raw_batch(bench_values(0, 300)),
+                                                                   raw_batch(bench_values(300, 300), first_offset=300)])
+    assert pipeline.path == "columnar with batch SMTs"
+    assert pipeline.batch_chain.per_record_stages == ["plugin"]
+    # the first attempt of the first batch asks for the table (per record); everything else is columnar
+    assert pipeline.batches == {"declined: table to create": 1, "per-record": 1, "columnar": 2}
+
+
+def test_after_a_batch_stage_null_valued_keys_make_the_per_record_stage_decline():
+    values = bench_values(0, 5)
+    values[2] = json.dumps({"id": 2, "name": None, "ts": 3, "amount": 1.5, "active": True}).encode()
+    got, pipeline = compare(_with_stage_without_batch_form({"type": PLUGIN, "field": "name"}),
+                            [raw_batch(bench_values(10, 2), first_offset=10), raw_batch(values)])
+    reason = "transforms (example_plugins:UppercaseField: null-valued keys reach a per-record stage)"
+    assert pipeline.batches[f"declined: {reason}"] == 1
+
+
+def test_a_per_record_stage_first_decodes_the_raw_json_exactly():
+    chain = {"transforms": "plugin,mask", "transforms.plugin.type": PLUGIN, "transforms.plugin.field": "name",
+             "transforms.mask.type": f"{KAFKA}.MaskField$Value", "transforms.mask.fields": "amount"}
+    values = [json.dumps({"id": i, "name": None if i % 2 else f"n{i}", "amount": i}).encode() for i in range(6)]
+    got, pipeline = compare(chain, [raw_batch(values[:1]), raw_batch(values[1:], first_offset=1)])
+    # nulls are no obstacle: the values come from the JSON text (only the table's creation declined)
+    assert pipeline.batches == {"declined: table to create": 1, "per-record": 1, "columnar": 2}
+
+
+def test_chains_that_change_keys_or_headers_run_per_record(caplog):
+    chain = {"transforms": "insert,key", "transforms.insert.type": f"{KAFKA}.InsertField$Value",
+             "transforms.insert.static.field": "s", "transforms.insert.static.value": "v",
+             "transforms.key.type": f"{KAFKA}.ValueToKey", "transforms.key.fields": "id"}
+    with tempfile.TemporaryDirectory() as tmp, caplog.at_level(logging.INFO, logger="connector.data.pipeline"):
+        _, pipeline = run_pipeline(sink_props(Path(tmp), transforms=chain), [raw_batch(bench_values(0, 3))],
+                                   columnar=True)
+    assert pipeline.path == "per-record" and pipeline.batch_chain is None
+    assert any("transformation 'key'" in r.getMessage() and "has no batch form" in r.getMessage()
+               for r in caplog.records)

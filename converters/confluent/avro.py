@@ -97,7 +97,6 @@ class AvroConverter(RegistryConverter):
 
     def _configure_format(self, values: Mapping[str, Any]) -> None:
         self.avro_data = AvroData.from_config(values)
-        self._parsed: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self._entries: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self._writers: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self.latest_ttl = values["latest.cache.ttl.sec"]
@@ -120,14 +119,6 @@ class AvroConverter(RegistryConverter):
         compiled = compile_schema(node, flatten_singleton_unions=self.avro_data.flatten_singleton_unions)
         return _Parsed(registered, node, compiled, node.name if node.kind == "record" else None)
 
-    def _parsed_for(self, schema_id: wire_format.SchemaId) -> _Parsed:
-        key = schema_id.key
-        parsed = self._parsed.get(key)
-        if parsed is None:
-            parsed = self._parse_registered(self._fetch(schema_id))
-            self._parsed.put(key, parsed)
-        return parsed
-
     def _entry(self, topic: str | None, schema_id: wire_format.SchemaId) -> _ReadEntry:
         key = (schema_id.key, topic)
         entry = self._entries.get(key)
@@ -136,7 +127,7 @@ class AvroConverter(RegistryConverter):
                 self._entries.put(key, None)
             else:
                 return entry
-        parsed = self._parsed_for(schema_id)
+        parsed: _Parsed = self._parsed_for(schema_id, self._parse_registered)
         subject = self._subject(topic, parsed.record_name)
         reader = None
         if self.use_latest_version and subject is not None:
@@ -186,10 +177,6 @@ class AvroConverter(RegistryConverter):
                                 f"to Connect data: {exc}") from exc
         self._remember(schema_id, entry.parsed.registered)
         return SchemaAndValue(entry.connect_schema, value)
-
-    def connect_schema_of(self, topic: str | None, schema_id: int) -> Schema | None:
-        """The (cached) Connect schema values written with registry schema ``schema_id`` get."""
-        return self._entry(topic, wire_format.SchemaId(id=schema_id)).connect_schema
 
     # ------------------------------------------------------------------------------------------
     # writing

@@ -48,51 +48,59 @@ Python ints otherwise).
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal as _decimal
 import json
 import math
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any, Mapping, TypeVar
+from typing import Any, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
-from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
+from connector.api.logical import Date, Decimal, Time, Timestamp, logical_type_of, unscaled_to_bytes
 from connector.api.lru import LRUCache
 from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
+from converters.confluent.connect_names import (
+    CONNECT_DECIMAL_PRECISION_PROP,
+    CONNECT_PARAMETERS_PROP,
+    CONNECT_TYPE_PROP,
+    CONNECT_VERSION_PROP,
+    DEFAULT_SCHEMA_NAME,
+    GENERALIZED_TYPE_UNION,
+    KEY_FIELD,
+    VALUE_FIELD,
+)
+from converters.confluent.connect_schemas import non_optional, present
+from converters.confluent.connect_values import checked_scalar, field_value, logical_to_raw
+from converters.confluent.sum_types import (
+    enum_parameter,
+    enum_symbols,
+    generalized_union_field_name,
+    generalized_union_name,
+    is_enum,
+    is_generalized_union,
+)
 
 NAMESPACE = "io.confluent.connect.avro"
-DEFAULT_SCHEMA_NAME = "ConnectDefault"
 DEFAULT_SCHEMA_FULL_NAME = NAMESPACE + "." + DEFAULT_SCHEMA_NAME
 MAP_ENTRY_TYPE_NAME = "MapEntry"
-KEY_FIELD = "key"
-VALUE_FIELD = "value"
 
 CONNECT_NAME_PROP = "connect.name"
 CONNECT_DOC_PROP = "connect.doc"
 CONNECT_RECORD_DOC_PROP = "connect.record.doc"
 CONNECT_ENUM_DOC_PROP = "connect.enum.doc"
-CONNECT_VERSION_PROP = "connect.version"
 CONNECT_DEFAULT_VALUE_PROP = "connect.default"
-CONNECT_PARAMETERS_PROP = "connect.parameters"
 CONNECT_INTERNAL_TYPE_NAME = "connect.internal.type"
 AVRO_RECORD_DOC_PROP = NAMESPACE + ".record.doc"
 AVRO_ENUM_DOC_PREFIX_PROP = NAMESPACE + ".enum.doc."
 AVRO_FIELD_DOC_PREFIX_PROP = NAMESPACE + ".field.doc."
 AVRO_FIELD_DEFAULT_FLAG_PROP = NAMESPACE + ".field.default"
 AVRO_ENUM_DEFAULT_PREFIX_PROP = NAMESPACE + ".enum.default."
-CONNECT_TYPE_PROP = "connect.type"
 CONNECT_TYPE_INT8 = "int8"
 CONNECT_TYPE_INT16 = "int16"
 AVRO_TYPE_UNION = NAMESPACE + ".Union"
 AVRO_TYPE_ENUM = NAMESPACE + ".Enum"
 AVRO_TYPE_ANYTHING = NAMESPACE + ".Anything"
-GENERALIZED_TYPE_UNION = "org.apache.kafka.connect.data.Union"
-GENERALIZED_TYPE_ENUM = "org.apache.kafka.connect.data.Enum"
-GENERALIZED_TYPE_UNION_PREFIX = "connect_union_"
-GENERALIZED_TYPE_UNION_FIELD_PREFIX = GENERALIZED_TYPE_UNION_PREFIX + "field_"
 AVRO_PROP = "avro"
 AVRO_LOGICAL_TYPE_PROP = "logicalType"
 AVRO_LOGICAL_TIMESTAMP_MILLIS = "timestamp-millis"
@@ -102,7 +110,6 @@ AVRO_LOGICAL_DECIMAL = "decimal"
 AVRO_LOGICAL_DECIMAL_SCALE_PROP = "scale"
 AVRO_LOGICAL_DECIMAL_PRECISION_PROP = "precision"
 CONNECT_AVRO_FIXED_SIZE_PROP = "connect.fixed.size"
-CONNECT_AVRO_DECIMAL_PRECISION_PROP = "connect.decimal.precision"
 CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT = 64
 
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
@@ -633,7 +640,7 @@ class AvroData:
 
     def union_member_field_name(self, node: AvroSchema, index: int) -> str:
         if self.generalized:
-            return GENERALIZED_TYPE_UNION_FIELD_PREFIX + str(index)
+            return generalized_union_field_name(index)
         if node.kind in NAMED:
             if self.enhanced:
                 return node.name  # type: ignore[return-value]
@@ -642,7 +649,7 @@ class AvroData:
 
     def _connect_union_member_name(self, schema: Schema, index: int) -> str:
         if self.generalized:
-            return GENERALIZED_TYPE_UNION_FIELD_PREFIX + str(index)
+            return generalized_union_field_name(index)
         if schema.type is Type.STRUCT or _is_enum_schema(schema) or _is_fixed_schema(schema):
             if self.enhanced:
                 return self._scrub_full(schema.name)  # type: ignore[return-value]
@@ -694,7 +701,7 @@ class AvroData:
                             "precision property must be a JSON Integer. "
                             "https://avro.apache.org/docs/1.9.1/spec.html#Decimal")
                     if int(precision) != CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT:
-                        spec.params[CONNECT_AVRO_DECIMAL_PRECISION_PROP] = str(int(precision))
+                        spec.params[CONNECT_DECIMAL_PRECISION_PROP] = str(int(precision))
             else:
                 spec = _Spec(Type.BYTES)
             if k == "fixed":
@@ -772,7 +779,7 @@ class AvroData:
                     spec.params[AVRO_ENUM_DOC_PREFIX_PROP + str(short)] = node.doc
                 if node.enum_default is not None:
                     spec.params[AVRO_ENUM_DEFAULT_PREFIX_PROP + str(short)] = node.enum_default
-            param = GENERALIZED_TYPE_ENUM if self.generalized else AVRO_TYPE_ENUM
+            param = enum_parameter(self.generalized, AVRO_TYPE_ENUM)
             spec.params[param] = node.name  # type: ignore[assignment]
             for i, symbol in enumerate(node.symbols):
                 spec.params[f"{param}.{symbol}"] = str(i) if self.generalized else symbol
@@ -784,7 +791,7 @@ class AvroData:
                 member = next(b for b in branches if b.kind != "null")
                 return self._to_connect(member, True, NO_DEFAULT, doc_default, None, stack)
             if self.generalized:
-                union_name = GENERALIZED_TYPE_UNION_PREFIX + str(self._union_index)
+                union_name = generalized_union_name(self._union_index)
                 self._union_index += 1
             else:
                 union_name = AVRO_TYPE_UNION
@@ -1030,18 +1037,18 @@ class AvroData:
                     struct.put(f, v)
             return struct
         if t is Type.ARRAY:
-            elem_schema = _present(schema.value_schema, "array element schema")
-            items = _present(node.items, "array items")
+            elem_schema = present(schema.value_schema, "array element schema")
+            items = present(node.items, "array items")
             return [self._value(elem_schema, items, e, branch_of) for e in datum]
         if t is Type.MAP:
-            vs = _present(schema.value_schema, "map value schema")
+            vs = present(schema.value_schema, "map value schema")
             if k == "map":
-                values = _present(node.values, "map values")
+                values = present(node.values, "map values")
                 return {mk: self._value(vs, values, mv, branch_of) for mk, mv in datum.items()}
-            ks = _present(schema.key_schema, "map key schema")
-            entry = _present(node.items, "map entry record")
-            kf = _present(entry.field(KEY_FIELD), f"map entry field {KEY_FIELD}")
-            vf = _present(entry.field(VALUE_FIELD), f"map entry field {VALUE_FIELD}")
+            ks = present(schema.key_schema, "map key schema")
+            entry = present(node.items, "map entry record")
+            kf = present(entry.field(KEY_FIELD), f"map entry field {KEY_FIELD}")
+            vf = present(entry.field(VALUE_FIELD), f"map entry field {VALUE_FIELD}")
             out = {}
             for e in datum:
                 out[self._value(ks, kf.schema, e.get(KEY_FIELD), branch_of)] = \
@@ -1144,10 +1151,9 @@ class AvroData:
         elif t is Type.BOOLEAN:
             base = {"type": "boolean"}
         elif t is Type.STRING:
-            if (self.generalized or self.enhanced) and (GENERALIZED_TYPE_ENUM in params
-                                                        or AVRO_TYPE_ENUM in params):
-                param = GENERALIZED_TYPE_ENUM if self.generalized else AVRO_TYPE_ENUM
-                symbols = [key[len(param) + 1:] for key in params if key.startswith(param + ".")]
+            if (self.generalized or self.enhanced) and is_enum(params, AVRO_TYPE_ENUM):
+                param = enum_parameter(self.generalized, AVRO_TYPE_ENUM)
+                symbols = list(enum_symbols(params, param))
                 _, short = self._name_or_default(ctx, schema.name)
                 enum_full = params.get(param) or short
                 ens, eshort = self._split_name(enum_full)
@@ -1179,7 +1185,7 @@ class AvroData:
             if schema.name == Decimal.LOGICAL_NAME and isinstance(base, dict):
                 base[AVRO_LOGICAL_DECIMAL_SCALE_PROP] = int(params.get("scale", "0"))
                 base[AVRO_LOGICAL_DECIMAL_PRECISION_PROP] = int(params.get(
-                    CONNECT_AVRO_DECIMAL_PRECISION_PROP, CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT))
+                    CONNECT_DECIMAL_PRECISION_PROP, CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT))
         elif t is Type.ARRAY:
             base = {"type": "array",
                     "items": self._from_connect(schema.value_schema, ctx, False, enclosing_ns)}  # type: ignore[arg-type]
@@ -1214,11 +1220,11 @@ class AvroData:
                 if schema.optional:
                     members.append("null")
                 for f in schema.fields():
-                    members.append(self._from_connect(_non_optional(f.schema), ctx, True,
+                    members.append(self._from_connect(non_optional(f.schema), ctx, True,
                                                       enclosing_ns))
                 return members
             if schema.optional:
-                return ["null", self._from_connect(_non_optional(schema), ctx, False, enclosing_ns)]
+                return ["null", self._from_connect(non_optional(schema), ctx, False, enclosing_ns)]
             ns, short = self._name_or_default(ctx, schema.name)
             base, full = self._named(ctx, "record", ns, short, enclosing_ns)
             if full in ctx.defined:
@@ -1257,14 +1263,14 @@ class AvroData:
                     base[CONNECT_TYPE_PROP] = connect_type
             force_legacy_decimal = False
             if schema.name == Decimal.LOGICAL_NAME:
-                precision = int(params.get(CONNECT_AVRO_DECIMAL_PRECISION_PROP,
+                precision = int(params.get(CONNECT_DECIMAL_PRECISION_PROP,
                                            CONNECT_AVRO_DECIMAL_PRECISION_DEFAULT))
                 scale = int(params.get("scale", "0"))
                 if scale < 0 or scale > precision:
                     force_legacy_decimal = True
                 else:
                     base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DECIMAL
-                if CONNECT_AVRO_DECIMAL_PRECISION_PROP in params or force_legacy_decimal:
+                if CONNECT_DECIMAL_PRECISION_PROP in params or force_legacy_decimal:
                     base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DECIMAL
             elif schema.name == Time.LOGICAL_NAME:
                 base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_TIME_MILLIS
@@ -1361,8 +1367,7 @@ class AvroData:
                         raise DataException("Mismatching struct schema")
                     names = self.union_field_names(node)
                     for f in schema.fields():
-                        v = value.get_without_default(f) if self.ignore_default_for_nullables \
-                            else value.get(f)
+                        v = field_value(value, f, self.ignore_default_for_nullables)
                         if v is not None:
                             try:
                                 index = names.index(f.name)
@@ -1392,7 +1397,7 @@ class AvroData:
                 af = node.field(name)
                 if af is None:
                     raise DataException(f"Avro record {node.name} has no field {name}")
-                fv = raw.get_without_default(f) if self.ignore_default_for_nullables else raw.get(f)
+                fv = field_value(raw, f, self.ignore_default_for_nullables)
                 out[name] = self._datum(f.schema, af.schema, fv, compiled)
             return out
         if t is Type.ARRAY:
@@ -1421,25 +1426,10 @@ class AvroData:
                     raise DataException(f"Fixed size {node.size} does not match value of "
                                         f"{len(raw)} bytes")
             return raw
-        if t is Type.STRING:
-            if not isinstance(raw, str):
-                raise DataException(f"Invalid type for STRING: {type(raw).__name__}")
-            if node.kind == "enum" and raw not in node.symbols:
-                raise DataException(f"Enum symbol {raw!r} not in {node.name} {node.symbols}")
-            return raw
-        if t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
-            if not isinstance(raw, int) or isinstance(raw, bool):
-                raise DataException(f"Invalid type for {t.name}: {type(raw).__name__}")
-            return raw
-        if t in (Type.FLOAT32, Type.FLOAT64):
-            if not isinstance(raw, (float, int)) or isinstance(raw, bool):
-                raise DataException(f"Invalid type for {t.name}: {type(raw).__name__}")
-            return float(raw)
-        if t is Type.BOOLEAN:
-            if not isinstance(raw, bool):
-                raise DataException(f"Invalid type for BOOLEAN: {type(raw).__name__}")
-            return raw
-        raise DataException(f"Unknown schema type: {t}")
+        raw = checked_scalar(t, raw)
+        if t is Type.STRING and node.kind == "enum" and raw not in node.symbols:
+            raise DataException(f"Enum symbol {raw!r} not in {node.name} {node.symbols}")
+        return raw
 
     def _to_anything(self, value: Any) -> Any:
         if value is None:
@@ -1480,16 +1470,6 @@ def _logical_spec(cls: Any) -> _Spec:
     return spec
 
 
-_T = TypeVar("_T")
-
-
-def _present(value: _T | None, what: str) -> _T:
-    """``value``, which a well-formed schema always has (``what`` names it otherwise)."""
-    if value is None:
-        raise DataException(f"Schema has no {what}")
-    return value
-
-
 def _is_map_entry(node: AvroSchema) -> bool:
     if node.kind != "record":
         return False
@@ -1499,26 +1479,17 @@ def _is_map_entry(node: AvroSchema) -> bool:
 
 
 def _is_union_schema(schema: Schema) -> bool:
-    return schema.name == AVRO_TYPE_UNION or GENERALIZED_TYPE_UNION in (schema.parameters or {})
+    return schema.name == AVRO_TYPE_UNION or is_generalized_union(schema)
 
 
 def _is_enum_schema(schema: Schema) -> bool:
     params = schema.parameters or {}
-    return schema.type is Type.STRING and (GENERALIZED_TYPE_ENUM in params or AVRO_TYPE_ENUM in params)
+    return schema.type is Type.STRING and is_enum(params, AVRO_TYPE_ENUM)
 
 
 def _is_fixed_schema(schema: Schema) -> bool:
     return (schema.type is Type.BYTES and schema.name is not None
             and CONNECT_AVRO_FIXED_SIZE_PROP in (schema.parameters or {}))
-
-
-def _non_optional(schema: Schema) -> Schema:
-    if not schema.optional:
-        return schema
-    return Schema(schema.type, optional=False, default=schema.default, name=schema.name,
-                  version=schema.version, doc=schema.doc, parameters=schema.parameters,
-                  fields=schema.fields() if schema.type is Type.STRUCT else None,
-                  key_schema=schema.key_schema, value_schema=schema.value_schema)
 
 
 def _apply_field_level_params(original: Schema, field_params: dict) -> Schema:
@@ -1568,30 +1539,9 @@ def _to_logical(schema: Schema, value: Any) -> Any:
 
 
 def _from_logical(schema: Schema, value: Any) -> Any:
-    name = schema.name
-    if name is None or value is None or name not in _LOGICAL_NAMES:
+    if value is None or logical_type_of(schema) is None:
         return value
-    if name == Decimal.LOGICAL_NAME and schema.type is Type.BYTES:
-        if not isinstance(value, _decimal.Decimal):
-            raise DataException(f"Invalid type for Decimal, expected Decimal but was "
-                                f"{type(value).__name__}")
-        return Decimal.from_logical(schema, value)
-    if name == Date.LOGICAL_NAME and schema.type is Type.INT32:
-        if not isinstance(value, _dt.date):
-            raise DataException(f"Invalid type for Date, expected date but was "
-                                f"{type(value).__name__}")
-        return Date.from_logical(schema, value)
-    if name == Time.LOGICAL_NAME and schema.type is Type.INT32:
-        if not isinstance(value, _dt.time):
-            raise DataException(f"Invalid type for Time, expected time but was "
-                                f"{type(value).__name__}")
-        return Time.from_logical(schema, value)
-    if name == Timestamp.LOGICAL_NAME and schema.type is Type.INT64:
-        if not isinstance(value, _dt.datetime):
-            raise DataException(f"Invalid type for Timestamp, expected datetime but was "
-                                f"{type(value).__name__}")
-        return Timestamp.from_logical(schema, value)
-    return value
+    return logical_to_raw(schema, value)
 
 
 def _pad_to_fixed(unscaled: bytes, size: int) -> bytes:

@@ -76,7 +76,6 @@ class JsonSchemaConverter(RegistryConverter):
             except ImportError:
                 raise ConfigException("json.fail.invalid.schema", "true",
                                       "validating payloads needs the 'jsonschema' package") from None
-        self._parsed: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self._entries: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self._writers: LRUCache[Any, Any] = LRUCache(self.cache_size)
 
@@ -110,10 +109,7 @@ class JsonSchemaConverter(RegistryConverter):
         entry = self._entries.get(key)
         if entry is not None:
             return entry
-        parsed = self._parsed.get(schema_id.key)
-        if parsed is None:
-            parsed = self._parse_registered(self._fetch(schema_id))
-            self._parsed.put(schema_id.key, parsed)
+        parsed: _Parsed = self._parsed_for(schema_id, self._parse_registered)
         subject = self._subject(topic, parsed.record_name)
         document = parsed.document
         if self.use_latest_version and subject is not None:
@@ -155,10 +151,6 @@ class JsonSchemaConverter(RegistryConverter):
                                 f"{exc}") from exc
         self._remember(schema_id, entry.parsed.registered)
         return SchemaAndValue(entry.connect_schema, converted)
-
-    def connect_schema_of(self, topic: str | None, schema_id: int) -> Schema | None:
-        """The (cached) Connect schema values written with registry schema ``schema_id`` get."""
-        return self._entry(topic, wire_format.SchemaId(id=schema_id)).connect_schema
 
     # -- writing --
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as _dt
 import decimal as _decimal
 import json
 import math
@@ -53,23 +52,38 @@ from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp
 from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
+from converters.confluent.connect_names import (
+    CONNECT_PARAMETERS_PROP,
+    CONNECT_TYPE_PROP,
+    CONNECT_VERSION_PROP,
+    GENERALIZED_TYPE_UNION,
+    KEY_FIELD,
+    VALUE_FIELD,
+)
+from converters.confluent.connect_schemas import non_optional
+from converters.confluent.connect_values import (
+    SCALAR_TYPES,
+    check_logical_value,
+    checked_scalar,
+    field_value,
+    logical_to_raw,
+)
+from converters.confluent.sum_types import (
+    enum_parameter,
+    enum_symbols,
+    generalized_union_field_name,
+    generalized_union_name,
+    is_enum,
+    is_generalized_union,
+)
 
 NAMESPACE = "io.confluent.connect.json"
-KEY_FIELD = "key"
-VALUE_FIELD = "value"
-CONNECT_TYPE_PROP = "connect.type"
-CONNECT_VERSION_PROP = "connect.version"
-CONNECT_PARAMETERS_PROP = "connect.parameters"
 CONNECT_INDEX_PROP = "connect.index"
 CONNECT_TYPE_MAP = "map"
 CONNECT_TYPE_BYTES = "bytes"
 JSON_ID_PROP = NAMESPACE + ".Id"
 JSON_TYPE_ENUM = NAMESPACE + ".Enum"
 JSON_TYPE_ONE_OF = NAMESPACE + ".OneOf"
-GENERALIZED_TYPE_UNION = "org.apache.kafka.connect.data.Union"
-GENERALIZED_TYPE_ENUM = "org.apache.kafka.connect.data.Enum"
-GENERALIZED_TYPE_UNION_PREFIX = "connect_union_"
-GENERALIZED_TYPE_UNION_FIELD_PREFIX = GENERALIZED_TYPE_UNION_PREFIX + "field_"
 NULL_MARKER = "<NULL>"
 
 _CONNECT_TYPES = {
@@ -352,7 +366,7 @@ class JsonSchemaData:
             builder = SchemaBuilder.bytes() if t == CONNECT_TYPE_BYTES else SchemaBuilder.string()
         elif k in ("const", "enum"):
             builder = SchemaBuilder.string()
-            param = GENERALIZED_TYPE_ENUM if self.generalized else JSON_TYPE_ENUM
+            param = enum_parameter(self.generalized, JSON_TYPE_ENUM)
             builder.parameter(param, "")
             for i, v in enumerate(node.values):
                 symbol = NULL_MARKER if v is None else _java_to_string(v)
@@ -364,7 +378,7 @@ class JsonSchemaData:
             if node.criterion == "allOf":
                 return self._all_of(ctx, node, version, force_optional)
             if self.generalized:
-                name = GENERALIZED_TYPE_UNION_PREFIX + str(ctx.union_index)
+                name = generalized_union_name(ctx.union_index)
                 ctx.union_index += 1
             else:
                 name = JSON_TYPE_ONE_OF
@@ -380,7 +394,7 @@ class JsonSchemaData:
                 if self._deref(ctx, sub).kind == "null":
                     builder.optional()
                     continue
-                fname = (GENERALIZED_TYPE_UNION_FIELD_PREFIX + str(index)) if self.generalized \
+                fname = generalized_union_field_name(index) if self.generalized \
                     else f"{name}.field.{index}"
                 builder.field(fname, self._to_connect(ctx, sub, None, True))
                 index += 1
@@ -680,10 +694,10 @@ class JsonSchemaData:
         elif t is Type.BOOLEAN:
             out = {"type": "boolean"}
         elif t is Type.STRING:
-            if GENERALIZED_TYPE_ENUM in params or JSON_TYPE_ENUM in params:
-                param = GENERALIZED_TYPE_ENUM if self.generalized else JSON_TYPE_ENUM
-                symbols = [None if k[len(param) + 1:] == NULL_MARKER else k[len(param) + 1:]
-                           for k in params if k.startswith(param + ".")]
+            if is_enum(params, JSON_TYPE_ENUM):
+                param = enum_parameter(self.generalized, JSON_TYPE_ENUM)
+                symbols = [None if symbol == NULL_MARKER else symbol
+                           for symbol in enum_symbols(params, param)]
                 out = {"enum": symbols}
             else:
                 out = {"type": "string"}
@@ -706,11 +720,11 @@ class JsonSchemaData:
         elif t is Type.STRUCT:
             if _is_union_schema(schema):
                 subs: list[Any] = [{"type": "null"}] if schema.optional else []
-                subs += [self._raw(_non_optional(f.schema), f.index, True) for f in schema.fields()]
+                subs += [self._raw(non_optional(f.schema), f.index, True) for f in schema.fields()]
                 out = {"oneOf": subs}
                 combined = True
             elif schema.optional:
-                out = {"oneOf": [{"type": "null"}, self._raw(_non_optional(schema), None, False)]}
+                out = {"oneOf": [{"type": "null"}, self._raw(non_optional(schema), None, False)]}
                 combined = True
             else:
                 out = {"type": "object", "properties": {
@@ -758,46 +772,18 @@ class JsonSchemaData:
             return _schemaless_json(value)
         name = schema.name
         if name == Decimal.LOGICAL_NAME:
-            if not isinstance(value, _decimal.Decimal):
-                raise DataException(f"Invalid type for Decimal, expected Decimal but was "
-                                    f"{type(value).__name__}")
+            check_logical_value(schema, value)
             if self.decimal_format == "NUMERIC":
                 return value
             return base64.b64encode(Decimal.from_logical(schema, value)).decode("ascii")
-        if name == Date.LOGICAL_NAME:
-            if not isinstance(value, _dt.date):
-                raise DataException(f"Invalid type for Date, expected date but was "
-                                    f"{type(value).__name__}")
-            return Date.from_logical(schema, value)
-        if name == Time.LOGICAL_NAME:
-            if not isinstance(value, _dt.time):
-                raise DataException(f"Invalid type for Time, expected time but was "
-                                    f"{type(value).__name__}")
-            return Time.from_logical(schema, value)
-        if name == Timestamp.LOGICAL_NAME:
-            if not isinstance(value, _dt.datetime):
-                raise DataException(f"Invalid type for Timestamp, expected datetime but was "
-                                    f"{type(value).__name__}")
-            return Timestamp.from_logical(schema, value)
+        if name in (Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME):
+            return logical_to_raw(schema, value)
         t = schema.type
-        if t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise DataException(f"Invalid type for {t.name}: {type(value).__name__}")
-            return value
-        if t in (Type.FLOAT32, Type.FLOAT64):
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise DataException(f"Invalid type for {t.name}: {type(value).__name__}")
-            if not math.isfinite(float(value)):
+        if t in SCALAR_TYPES:
+            scalar = checked_scalar(t, value)
+            if t in (Type.FLOAT32, Type.FLOAT64) and not math.isfinite(scalar):
                 raise DataException(f"JSON cannot represent {value}")
-            return float(value)
-        if t is Type.BOOLEAN:
-            if not isinstance(value, bool):
-                raise DataException(f"Invalid type for BOOLEAN: {type(value).__name__}")
-            return value
-        if t is Type.STRING:
-            if not isinstance(value, str):
-                raise DataException(f"Invalid type for STRING: {type(value).__name__}")
-            return value
+            return scalar
         if t is Type.BYTES:
             if not isinstance(value, (bytes, bytearray, memoryview)):
                 raise DataException(f"Invalid type for bytes type: {type(value).__name__}")
@@ -816,15 +802,13 @@ class JsonSchemaData:
                 raise DataException("Mismatching schema.")
             if _is_union_schema(schema):
                 for f in schema.fields():
-                    v = value.get_without_default(f) if self.ignore_default_for_nullables \
-                        else value.get(f)
+                    v = field_value(value, f, self.ignore_default_for_nullables)
                     if v is not None:
                         return self.to_json_value(f.schema, v)
                 return None
             out = {}
             for f in schema.fields():
-                v = value.get_without_default(f) if self.ignore_default_for_nullables \
-                    else value.get(f)
+                v = field_value(value, f, self.ignore_default_for_nullables)
                 j = self.to_json_value(f.schema, v)
                 if j is not None or f.schema.optional:
                     out[f.name] = j
@@ -848,16 +832,7 @@ def _builder_name(builder: SchemaBuilder) -> str | None:
 
 
 def _is_union_schema(schema: Schema) -> bool:
-    return schema.name == JSON_TYPE_ONE_OF or GENERALIZED_TYPE_UNION in (schema.parameters or {})
-
-
-def _non_optional(schema: Schema) -> Schema:
-    if not schema.optional:
-        return schema
-    return Schema(schema.type, optional=False, default=schema.default, name=schema.name,
-                  version=schema.version, doc=schema.doc, parameters=schema.parameters,
-                  fields=schema.fields() if schema.type is Type.STRUCT else None,
-                  key_schema=schema.key_schema, value_schema=schema.value_schema)
+    return schema.name == JSON_TYPE_ONE_OF or is_generalized_union(schema)
 
 
 def _java_to_string(v: Any) -> str:

@@ -69,7 +69,6 @@ class ProtobufConverter(RegistryConverter):
 
     def _configure_format(self, values: Mapping[str, Any]) -> None:
         self.protobuf_data = ProtobufData.from_config(values)
-        self._parsed: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self._entries: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self._writers: LRUCache[Any, Any] = LRUCache(self.cache_size)
 
@@ -124,10 +123,9 @@ class ProtobufConverter(RegistryConverter):
         entry = self._entries.get(key)
         if entry is not None:
             return entry
-        parsed = self._parsed.get(schema_id.key)
-        if parsed is None:
-            parsed = self._parse_registered(self._fetch(schema_id, fmt="serialized"), schema_id)
-            self._parsed.put(schema_id.key, parsed)
+        parsed: _Parsed = self._parsed_for(
+            schema_id, lambda registered: self._parse_registered(registered, schema_id),
+            fmt="serialized")
         descriptor, cls = self._message(parsed, indexes)
         subject = self._subject(topic, descriptor.full_name)
         if self.use_latest_version and subject is not None:

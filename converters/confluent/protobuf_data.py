@@ -47,19 +47,28 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import re
-from typing import Any, Iterable, Mapping, TypeVar
+from typing import Any, Iterable, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigKey, ConfigType
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
 from connector.api.schema import Field, Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
+from converters.confluent.connect_names import (
+    CONNECT_DECIMAL_PRECISION_PROP,
+    CONNECT_TYPE_PROP,
+    DEFAULT_SCHEMA_NAME,
+    GENERALIZED_TYPE_UNION,
+    KEY_FIELD,
+    VALUE_FIELD,
+)
+from converters.confluent.connect_schemas import present
+from converters.confluent.connect_values import SCALAR_TYPES, checked_scalar, field_value
+from converters.confluent.sum_types import enum_parameter, enum_symbols, is_enum, is_generalized_union
+from converters.confluent.wire_format import encode_unsigned_varint
 
 NAMESPACE = "io.confluent.connect.protobuf"
-DEFAULT_SCHEMA_NAME = "ConnectDefault"
 MAP_ENTRY_SUFFIX = "Entry"
-KEY_FIELD = "key"
-VALUE_FIELD = "value"
 PROTOBUF_TYPE_ENUM = NAMESPACE + ".Enum"
 PROTOBUF_TYPE_UNION = NAMESPACE + ".Union"
 PROTOBUF_TYPE_UNION_PREFIX = PROTOBUF_TYPE_UNION + "."
@@ -68,10 +77,6 @@ PROTOBUF_TYPE_PROP = NAMESPACE + ".Type"
 PROTOBUF_TYPE_WRAPPER = NAMESPACE + ".Wrapper"
 PROTOBUF_PRECISION_PROP = "precision"
 PROTOBUF_SCALE_PROP = "scale"
-CONNECT_PRECISION_PROP = "connect.decimal.precision"
-CONNECT_TYPE_PROP = "connect.type"
-GENERALIZED_TYPE_UNION = "org.apache.kafka.connect.data.Union"
-GENERALIZED_TYPE_ENUM = "org.apache.kafka.connect.data.Enum"
 
 DECIMAL_TYPE = "confluent.type.Decimal"
 DATE_TYPE = "google.type.Date"
@@ -107,18 +112,8 @@ _MS_PER_DAY = 86_400_000
 _BUILTINS: list = []
 
 
-_T = TypeVar("_T")
-
-
-def _present(value: _T | None, what: str) -> _T:
-    """``value``, which a well-formed schema always has (``what`` names it otherwise)."""
-    if value is None:
-        raise DataException(f"Schema has no {what}")
-    return value
-
-
 def _field_of(schema: Schema, name: str) -> Field:
-    return _present(schema.field(name), f"field {name}")
+    return present(schema.field(name), f"field {name}")
 
 
 def builtin_file_descriptors() -> list:
@@ -356,16 +351,7 @@ def meta_option_bytes(params: Mapping[str, str]) -> bytes:
         meta.params[k] = v
     payload = meta.SerializeToString()
     key = (META_EXTENSION_NUMBER << 3) | 2
-    return _varint(key) + _varint(len(payload)) + payload
-
-
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while v & ~0x7F:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
+    return encode_unsigned_varint(key) + encode_unsigned_varint(len(payload)) + payload
 
 
 # ==================================================================================================
@@ -585,7 +571,7 @@ class ProtobufData:
             enum = fd.enum_type
             builder = SchemaBuilder.int32() if self.int_for_enums else SchemaBuilder.string()
             builder.name(enum.full_name if self.enhanced else enum.name)
-            param = GENERALIZED_TYPE_ENUM if self.generalized else PROTOBUF_TYPE_ENUM
+            param = enum_parameter(self.generalized, PROTOBUF_TYPE_ENUM)
             builder.parameter(param, enum.name)
             for value in enum.values:
                 builder.parameter(f"{param}.{value.name}", str(value.number))
@@ -597,7 +583,7 @@ class ProtobufData:
                 builder = Decimal.builder(scale)
                 precision = _int_or(info.meta.get(PROTOBUF_PRECISION_PROP), None)
                 if precision is not None:
-                    builder.parameter(CONNECT_PRECISION_PROP, str(precision))
+                    builder.parameter(CONNECT_DECIMAL_PRECISION_PROP, str(precision))
             elif full == DATE_TYPE:
                 builder = Date.builder()
             elif full == TIME_TYPE:
@@ -705,13 +691,13 @@ class ProtobufData:
                     raise DataException(f"Timestamp {value.seconds}s is out of range") from exc
         t = schema.type
         if t is Type.ARRAY:
-            element = _present(schema.value_schema, "array element schema")
+            element = present(schema.value_schema, "array element schema")
             if info is not None and info.repeated:
                 return [self._scalar_or_message(element, e, info) for e in value]
             return [self._value(element, e, None) for e in value]
         if t is Type.MAP:
-            ks = _present(schema.key_schema, "map key schema")
-            vs = _present(schema.value_schema, "map value schema")
+            ks = present(schema.key_schema, "map key schema")
+            vs = present(schema.value_schema, "map value schema")
             entry_infos = self.field_infos(info.fd.message_type) if info is not None else [None, None]
             return {self._value(ks, k, entry_infos[0]): self._value(vs, v, entry_infos[1])
                     for k, v in value.items()}
@@ -885,8 +871,8 @@ class ProtobufData:
 
         name = schema.name
         if name == Decimal.LOGICAL_NAME:
-            if CONNECT_PRECISION_PROP in p:
-                params[PROTOBUF_PRECISION_PROP] = p[CONNECT_PRECISION_PROP]
+            if CONNECT_DECIMAL_PRECISION_PROP in p:
+                params[PROTOBUF_PRECISION_PROP] = p[CONNECT_DECIMAL_PRECISION_PROP]
             if "scale" in p:
                 params[PROTOBUF_SCALE_PROP] = p["scale"]
             return message_type(DECIMAL_TYPE, DECIMAL_LOCATION)
@@ -924,7 +910,7 @@ class ProtobufData:
             f.type = simple[t][0]
             return None
         if t is Type.STRING:
-            if GENERALIZED_TYPE_ENUM in p or PROTOBUF_TYPE_ENUM in p:
+            if is_enum(p, PROTOBUF_TYPE_ENUM):
                 return self._enum_type(ctx, message, scope, f, schema)
             if wrapped:
                 return message_type("google.protobuf.StringValue", WRAPPER_LOCATION)
@@ -970,9 +956,10 @@ class ProtobufData:
         enum_name = self._unqualified(ctx, schema.name)
         if not any(e.name == enum_name for e in message.enum_type):
             enum = message.enum_type.add(name=enum_name)
-            param = GENERALIZED_TYPE_ENUM if self.generalized else PROTOBUF_TYPE_ENUM
-            values = sorted(((int(v), k[len(param) + 1:]) for k, v in (schema.parameters or {}).items()
-                             if k.startswith(param + ".")), key=lambda x: (x[0] != 0, x[0]))
+            param = enum_parameter(self.generalized, PROTOBUF_TYPE_ENUM)
+            values = sorted(((int(v), symbol) for symbol, v
+                             in enum_symbols(schema.parameters or {}, param).items()),
+                            key=lambda x: (x[0] != 0, x[0]))
             if not values or values[0][0] != 0:
                 raise DataException(f"Enum {enum_name} needs a symbol with number 0 (proto3)")
             for number, symbol in values:
@@ -999,8 +986,7 @@ class ProtobufData:
         descriptor = message.DESCRIPTOR
         for field in schema.fields():
             fs = field.schema
-            v = struct.get_without_default(field) if self.ignore_default_for_nullables \
-                else struct.get(field)
+            v = field_value(struct, field, self.ignore_default_for_nullables)
             if v is None:
                 continue
             if fs.type is Type.STRUCT and _is_union_schema(fs):
@@ -1017,7 +1003,7 @@ class ProtobufData:
         name = fd.name
         if schema.type is Type.ARRAY:
             container = getattr(message, name)
-            element = _present(schema.value_schema, "array element schema")
+            element = present(schema.value_schema, "array element schema")
             for e in value:
                 if e is None:
                     raise DataException(f"Protobuf repeated field {name} cannot hold null")
@@ -1030,8 +1016,8 @@ class ProtobufData:
             container = getattr(message, name)
             entry = fd.message_type
             kfd, vfd = entry.fields_by_name[KEY_FIELD], entry.fields_by_name[VALUE_FIELD]
-            ks = _present(schema.key_schema, "map key schema")
-            vs = _present(schema.value_schema, "map value schema")
+            ks = present(schema.key_schema, "map key schema")
+            vs = present(schema.value_schema, "map value schema")
             for k, v in value.items():
                 key = self._scalar(kfd, ks, k)
                 if vfd.message_type is not None:
@@ -1050,7 +1036,7 @@ class ProtobufData:
             raw = Decimal.from_logical(schema, value)
             target.value = raw
             target.scale = Decimal.scale_of(schema)
-            precision = (schema.parameters or {}).get(CONNECT_PRECISION_PROP)
+            precision = (schema.parameters or {}).get(CONNECT_DECIMAL_PRECISION_PROP)
             if precision is not None:
                 target.precision = int(precision)
             return
@@ -1158,27 +1144,13 @@ def _decimal_from_message(message: Any) -> _decimal.Decimal:
 
 def _is_union_schema(schema: Schema) -> bool:
     return (schema.name is not None and schema.name.startswith(PROTOBUF_TYPE_UNION)) or \
-        GENERALIZED_TYPE_UNION in (schema.parameters or {})
+        is_generalized_union(schema)
 
 
 def _to_raw(schema: Schema, value: Any) -> Any:
     t = schema.type
-    if t in (Type.INT8, Type.INT16, Type.INT32, Type.INT64):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise DataException(f"Invalid type for {t.name}: {type(value).__name__}")
-        return value
-    if t in (Type.FLOAT32, Type.FLOAT64):
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise DataException(f"Invalid type for {t.name}: {type(value).__name__}")
-        return float(value)
-    if t is Type.BOOLEAN:
-        if not isinstance(value, bool):
-            raise DataException(f"Invalid type for BOOLEAN: {type(value).__name__}")
-        return value
-    if t is Type.STRING:
-        if not isinstance(value, str):
-            raise DataException(f"Invalid type for STRING: {type(value).__name__}")
-        return value
+    if t in SCALAR_TYPES:
+        return checked_scalar(t, value)
     if t is Type.BYTES:
         if not isinstance(value, (bytes, bytearray, memoryview)):
             raise DataException(f"Invalid type for BYTES: {type(value).__name__}")

@@ -58,6 +58,7 @@ from requests.adapters import HTTPAdapter
 
 from connector.api.errors import ConfigException, DataException
 from connector.api.lru import LRUCache
+from connector.api.schema import Schema
 from converters.base import Converter
 from converters.confluent.serde_config import (
     CLIENT_CONFIG,
@@ -693,6 +694,7 @@ class RegistryConverter(Converter):
         self.normalize_schemas = values["normalize.schemas"]
         key = KEY_SUBJECT_NAME_STRATEGY if is_key else VALUE_SUBJECT_NAME_STRATEGY
         self.subject_strategy = load_strategy(values[key], key)
+        self._parsed: LRUCache[Any, Any] = LRUCache(self.cache_size)
         self._configure_format(values)
 
     def _configure_format(self, values: Mapping[str, Any]) -> None:
@@ -715,7 +717,27 @@ class RegistryConverter(Converter):
 
         return wire_format.schema_id_of(data, headers=headers, is_key=self.is_key)
 
+    def connect_schema_of(self, topic: str | None, schema_id: int) -> Schema | None:
+        """The (cached) Connect schema values written with registry schema ``schema_id`` get."""
+        from converters.confluent import wire_format
+
+        return self._entry(topic, wire_format.SchemaId(id=schema_id)).connect_schema
+
+    def _entry(self, topic: str | None, schema_id: Any) -> Any:
+        """What reading values written with ``schema_id`` on ``topic`` needs, ``connect_schema``
+        among it (overridden)."""
+        raise NotImplementedError
+
     # -- helpers for subclasses --
+
+    def _parsed_for(self, schema_id: Any, parse: Callable[[RegisteredSchema], Any],
+                    fmt: str | None = None) -> Any:
+        """``parse`` of the registry schema ``schema_id`` names, fetched and parsed once per id."""
+        parsed = self._parsed.get(schema_id.key)
+        if parsed is None:
+            parsed = parse(self._fetch(schema_id, fmt=fmt))
+            self._parsed.put(schema_id.key, parsed)
+        return parsed
 
     def _fetch(self, schema_id: Any, fmt: str | None = None) -> RegisteredSchema:
         """The registry schema for a :class:`~converters.confluent.wire_format.SchemaId`."""

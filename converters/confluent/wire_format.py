@@ -69,12 +69,16 @@ def write_varint(value: int) -> bytes:
     """Zig-zag encode a signed 32-bit integer as a varint."""
     if not -(2**31) <= value < 2**31:
         raise DataException(f"Varint value {value} does not fit in 32 bits")
-    v = ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF
+    return encode_unsigned_varint(((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+
+
+def encode_unsigned_varint(value: int) -> bytes:
+    """A non-negative integer as a base-128 varint (7 bits a byte, least significant first)."""
     out = bytearray()
-    while v & ~0x7F:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
+    while value & ~0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
     return bytes(out)
 
 

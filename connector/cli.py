@@ -14,18 +14,19 @@ import argparse
 import json
 import logging
 import sys
+from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
 from connector.config.sink_config import SinkConfig, load_connector_file
+from connector.progress import terminal_bar
 
 log = logging.getLogger("icefloe")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if not args.quiet else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    console = _terminal(args)
+    _configure_logging(args, console)
     try:
         config = _load(args)
     except ConfigException as exc:
@@ -35,7 +36,27 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"name": config.name, "unused": list(config.unused_keys),
                           "warnings": list(config.warnings)}, indent=2))
         return 0
-    return _run(config, args)
+    return _run(config, args, console)
+
+
+def _terminal(args) -> Any:
+    """A rich console on stderr when progress bars are wanted: a terminal, a run, and not --quiet."""
+    if args.command != "run" or args.quiet or not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _configure_logging(args, console: Any) -> None:
+    level = logging.INFO if not args.quiet else logging.WARNING
+    if console is None:
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    else:  # log lines above the progress bars, not through them
+        from rich.logging import RichHandler
+
+        logging.basicConfig(level=level, format="%(name)s: %(message)s", handlers=[RichHandler(console=console)])
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
 def _load(args) -> SinkConfig:
@@ -55,7 +76,7 @@ def _load(args) -> SinkConfig:
     return config
 
 
-def _run(config: SinkConfig, args) -> int:
+def _run(config: SinkConfig, args, console: Any = None) -> int:
     from pyspark.sql import SparkSession
 
     from connector.job import SinkJob, StopSignal
@@ -66,11 +87,16 @@ def _run(config: SinkConfig, args) -> int:
     stop.install()
     borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
     spark = build_session(f"icefloe-{config.name}", _spark_conf(args.spark_conf))
+    bar = terminal_bar(console) if console is not None else None
     try:
         runner = SparkTaskRunner(spark)
         job = SinkJob(config, runner, default_parallelism=runner.default_parallelism,
-                      until_caught_up=args.until_caught_up, stop=stop)
-        summary = job.run()
+                      until_caught_up=args.until_caught_up, stop=stop, progress_bar=bar)
+        if bar is not None:
+            with bar:
+                summary = job.run()
+        else:
+            summary = job.run()
     except ConfigException as exc:
         print(f"Invalid configuration: {exc}", file=sys.stderr)
         return 2
@@ -113,10 +139,11 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("config", help="connector config JSON (REST body or flat map)")
         command.add_argument("--worker", help="Kafka Connect worker properties file")
         command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
-        command.add_argument("--quiet", action="store_true", help="only warnings and errors")
+        command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars")
         if name == "run":
             command.add_argument("--until-caught-up", action="store_true",
-                                 help="read to the end offsets seen at start, commit, exit")
+                                 help="read to the end offsets seen at start (committing every "
+                                      "icefloe.commit.max-records offsets), exit")
             command.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                                  help="a Spark setting (repeatable)")
     return parser

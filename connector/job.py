@@ -1,8 +1,14 @@
-"""The job loop: run commit cycles once (``--until-caught-up``) or continuously until stopped.
+"""The job loop: commit cycles until caught up (``--until-caught-up``) or continuously until stopped.
 
-Continuous mode starts a cycle every ``iceberg.control.commit.interval-ms``;
-each cycle reads whatever the partitions hold at its start. SIGTERM or Ctrl-C
-asks the loop to stop: a cycle in flight finishes and commits first, a second
+A cycle reads from where each partition resumes up to a target, at most
+``icefloe.commit.max-records`` offsets over all partitions, and commits: a
+large backlog is read and committed in several cycles, so a crash loses at
+most one cycle's work. ``--until-caught-up`` takes the end offsets seen at
+its start as the target and runs cycles until every partition reached it.
+Continuous mode starts a cycle every ``iceberg.control.commit.interval-ms``
+with the end offsets of that moment as the target, and starts the next one at
+once while a cycle left part of the backlog behind. SIGTERM or Ctrl-C asks
+the loop to stop: a cycle in flight finishes and commits first, a second
 Ctrl-C aborts at once (nothing uncommitted is ever visible, so an abort loses
 no data either: the next run resumes from the tables).
 """
@@ -14,14 +20,16 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
 from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
-from connector.kafka.offsets import end_offsets
+from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
 from connector.kafka.topics import resolve_partitions
+from connector.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +70,12 @@ class SinkJob:
     """Drives the coordinator for one connector config."""
 
     def __init__(self, config: SinkConfig, runner: TaskRunner, *, default_parallelism: int = 1,
-                 until_caught_up: bool = False, stop: StopSignal | None = None):
+                 until_caught_up: bool = False, stop: StopSignal | None = None, progress_bar: Any = None):
         self.config = config
         self.runner = runner
         self.until_caught_up = until_caught_up
         self.stop = stop or StopSignal()
+        self.progress_bar = progress_bar
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
         max_tasks = config.connect.tasks_max
         if until_caught_up:  # a backfill is not capped by tasks.max nor by the partition count
@@ -78,24 +87,40 @@ class SinkJob:
     def run(self) -> JobSummary:
         summary = JobSummary()
         if self.until_caught_up:
-            report = self.cycle()
-            if report:
-                summary.cycles.append(report)
+            self.catch_up(self.targets(), summary)
             return summary
         interval = self.config.iceberg.commit_interval_ms / 1000
         while not self.stop.requested:
             began = time.monotonic()
-            report = self.cycle()
-            if report:
-                summary.cycles.append(report)
-            self.stop.event.wait(max(0.0, interval - (time.monotonic() - began)))
+            behind = self.catch_up(self.targets(), summary, cycles=1)
+            if not behind:
+                self.stop.event.wait(max(0.0, interval - (time.monotonic() - began)))
         return summary
 
-    def cycle(self) -> CycleReport | None:
+    def targets(self) -> dict[TopicPartition, int]:
+        """The end offsets of every partition of the connector's topics, now."""
         partitions = resolve_partitions(self.client_conf, list(self.config.connect.topics),
                                         self.config.connect.topics_regex)
-        end = end_offsets(self.client_conf, partitions)
-        start = self.coordinator.start_offsets(partitions)
+        return end_offsets(self.client_conf, partitions)
+
+    def catch_up(self, target: dict[TopicPartition, int], summary: JobSummary, cycles: int | None = None) -> bool:
+        """Run cycles towards ``target`` (at most ``cycles``); whether some backlog is left."""
+        start = self.coordinator.start_offsets(list(target))
+        progress = Progress(start, target, bar=self.progress_bar)
+        done = 0
+        while not progress.caught_up and not self.stop.requested and (cycles is None or done < cycles):
+            report = self.cycle(start, target)
+            if report is None:
+                return False
+            summary.cycles.append(report)
+            progress.advance(report)
+            done += 1
+            start = self.coordinator.start_offsets(list(target))
+        return not progress.caught_up
+
+    def cycle(self, start: dict[TopicPartition, int], target: dict[TopicPartition, int]) -> CycleReport | None:
+        """One commit cycle from ``start`` towards ``target``, bounded by ``icefloe.commit.max-records``."""
+        end = bounded_end(start, target, self.config.icefloe.commit_max_records)
         report = self.coordinator.run_cycle(self.runner, start, end)
         if report:
             log.info("Cycle %d: %d records, rows %s, %.1fs", self.coordinator.cycle_number,

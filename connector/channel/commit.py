@@ -63,6 +63,7 @@ class CommitBatch:
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
     records_read: int = 0
+    bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes
 
     @classmethod
     def of(cls, results: Iterable[TaskResult]) -> "CommitBatch":
@@ -73,6 +74,8 @@ class CommitBatch:
 
     def add(self, result: TaskResult) -> None:
         self.records_read += result.records_read
+        for topic, size in result.bytes_read.items():
+            self.bytes_read[topic] = self.bytes_read.get(topic, 0) + size
         for table, table_files in result.data_files.items():
             self.files.setdefault(table, []).extend(table_files)
         for table, rows in result.records_written.items():

@@ -41,6 +41,7 @@ class CycleReport:
     """What one commit cycle did, for logs and the CLI's summary."""
 
     records_read: int = 0
+    bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes
     rows_written: dict[str, int] = field(default_factory=dict)
     files_written: dict[str, int] = field(default_factory=dict)
     snapshots: dict[str, int] = field(default_factory=dict)
@@ -158,6 +159,7 @@ class Coordinator:
 
     def _commit(self, batch: CommitBatch, covered: dict[TopicPartition, int], report: CycleReport) -> None:
         report.records_read = batch.records_read
+        report.bytes_read = dict(batch.bytes_read)
         report.rows_written = dict(batch.rows)
         commit_id = str(uuid.uuid4())
         valid_through = batch.valid_through(covered)

@@ -43,17 +43,20 @@ class TaskResult:
     unfinished: list[OffsetRange] = field(default_factory=list)
     needs: SchemaNeeds = field(default_factory=SchemaNeeds)
     records_read: int = 0
+    bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes
     records_written: dict[str, int] = field(default_factory=dict)
     error: str | None = None
 
     def track(self, batch: pa.RecordBatch) -> None:
-        """Count a processed batch of one source partition: next offset and newest timestamp.
+        """Count a processed batch of one source partition: records, bytes, next offset, newest timestamp.
 
         The newest timestamp of a partition becomes None once a record without
         one is seen (then the commit cannot say how current the table is).
         """
         tp = (batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py())
         self.records_read += batch.num_rows
+        size = sum(pc.sum(pc.binary_length(batch.column(c))).as_py() or 0 for c in ("key", "value"))
+        self.bytes_read[tp[0]] = self.bytes_read.get(tp[0], 0) + size
         following = pc.max(batch.column("offset")).as_py() + 1
         self.next_offsets[tp] = max(following, self.next_offsets.get(tp, following))
         timestamps = batch.column("timestamp")

@@ -259,9 +259,16 @@ def _iceberg_table() -> list[str]:
     return table(ICEBERG_CONFIG.config_keys.values(), lambda k: k.doc)
 
 
+def _icefloe_table() -> list[str]:
+    from connector.config.icefloe_config import ICEFLOE_CONFIG
+
+    return table(ICEFLOE_CONFIG.config_keys.values(), lambda k: k.doc)
+
+
 GENERATORS: dict[str, Callable[[], list[str]]] = {
     "connect-config": _connect_table,
     "iceberg-config": _iceberg_table,
+    "icefloe-config": _icefloe_table,
     "plugin-config": _plugin_tables,
 }
 

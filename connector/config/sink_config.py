@@ -21,6 +21,7 @@ from connector.config.connect_config import (
     parse_connect_config,
 )
 from connector.config.iceberg_config import IcebergConfig, is_iceberg_key, parse_iceberg_config
+from connector.config.icefloe_config import IcefloeConfig, is_icefloe_key, parse_icefloe_config
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class SinkConfig:
 
     connect: ConnectConfig
     iceberg: IcebergConfig
+    icefloe: IcefloeConfig
     props: dict[str, str]
     worker: dict[str, str] = field(default_factory=dict)
     unused_keys: tuple[str, ...] = ()
@@ -53,6 +55,7 @@ class SinkConfig:
         config = SinkConfig(
             connect=connect,
             iceberg=iceberg,
+            icefloe=parse_icefloe_config(props),
             props=props,
             worker=worker,
             unused_keys=tuple(sorted(k for k in props if not _is_known(k))),
@@ -104,7 +107,7 @@ def _stringify(props: Mapping[str, Any]) -> dict[str, str]:
 
 def _is_known(key: str) -> bool:
     return key in CONNECT_CONFIG or key.startswith(PASSTHROUGH_PREFIXES) or key.startswith("errors.") \
-        or is_iceberg_key(key)
+        or is_iceberg_key(key) or is_icefloe_key(key)
 
 
 def _warnings(connect: ConnectConfig) -> list[str]:

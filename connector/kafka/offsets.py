@@ -159,6 +159,39 @@ def _await_eof(consumer: Consumer, pending: set[TopicPartition], timeout: float)
 # --------------------------------------------------------------------------
 # Planning
 # --------------------------------------------------------------------------
+def bounded_end(
+    start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int], max_records: int
+) -> dict[TopicPartition, int]:
+    """End offsets for one cycle that covers at most ``max_records`` offsets over all partitions.
+
+    ``max_records`` 0 means no bound. The budget is shared out fairly: a
+    partition with less left than an equal share takes all it has, the others
+    split the rest evenly (the first ones in sorted order get the remainder),
+    so every partition with records moves on in every cycle as long as the
+    budget allows one offset each. Partitions without a start keep their end.
+    """
+    bounded = dict(end)
+    if max_records <= 0:
+        return bounded
+    left = {tp: end[tp] - start[tp] for tp in sorted(end) if tp in start and end[tp] > start[tp]}
+    for tp in left:
+        bounded[tp] = start[tp]
+    budget = max_records
+    pending = sorted(left, key=lambda tp: (left[tp], tp))
+    while pending and budget > 0:
+        share, extra = divmod(budget, len(pending))
+        smallest = pending[0]
+        if left[smallest] <= share:
+            bounded[smallest] += left[smallest]
+            budget -= left[smallest]
+            pending.pop(0)
+            continue
+        for index, tp in enumerate(sorted(pending)):
+            bounded[tp] += share + (1 if index < extra else 0)
+        break
+    return bounded
+
+
 def plan_ranges(
     start: Mapping[TopicPartition, int],
     end: Mapping[TopicPartition, int],

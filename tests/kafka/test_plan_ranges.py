@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.kafka.offsets import OffsetRange, plan_ranges
+from connector.kafka.offsets import OffsetRange, bounded_end, plan_ranges
 
 partitions = st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 5))
 
@@ -124,3 +124,31 @@ def test_small_backfills_are_not_split_below_the_minimum():
     assert groups == [[OffsetRange("t", 0, 0, 10)], [OffsetRange("t", 1, 0, 5)]]
     big = plan_ranges({("t", 0): 0}, {("t", 0): 3000}, max_tasks=4, split_large=True, min_split_records=1000)
     assert [sum(r.count for r in g) for g in big] == [1000, 1000, 1000]
+
+
+# --- one cycle's share of a backlog (icefloe.commit.max-records) ---------------------------------------
+
+@given(st.dictionaries(st.tuples(st.sampled_from("ab"), st.integers(0, 3)),
+                       st.tuples(st.integers(0, 1000), st.integers(0, 1000)), max_size=6),
+       st.integers(0, 3000))
+def test_bounded_end_covers_at_most_the_budget_fairly(ranges, max_records):
+    start = {tp: min(a, b) for tp, (a, b) in ranges.items()}
+    end = {tp: max(a, b) for tp, (a, b) in ranges.items()}
+    bounded = bounded_end(start, end, max_records)
+    assert set(bounded) == set(end)
+    assert all(start[tp] <= bounded[tp] <= end[tp] for tp in end)
+    covered = sum(bounded[tp] - start[tp] for tp in end)
+    backlog = sum(end[tp] - start[tp] for tp in end)
+    if max_records == 0:
+        assert bounded == end
+    else:
+        assert covered == min(backlog, max_records)  # the whole budget is used while there is backlog
+        pending = [tp for tp in end if end[tp] > start[tp]]
+        if max_records >= len(pending):
+            assert all(bounded[tp] > start[tp] for tp in pending)  # every partition moves on
+        shares = [bounded[tp] - start[tp] for tp in pending if bounded[tp] < end[tp]]
+        assert not shares or max(shares) - min(shares) <= 1  # the capped ones split the budget evenly
+
+
+def test_bounded_end_keeps_partitions_without_a_start():
+    assert bounded_end({("a", 0): 5}, {("a", 0): 100, ("b", 0): 7}, 10) == {("a", 0): 15, ("b", 0): 7}

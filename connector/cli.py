@@ -14,6 +14,7 @@ import argparse
 import json
 import logging
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
@@ -86,12 +87,16 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     stop = StopSignal()
     stop.install()
     borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
-    spark = build_session(f"icefloe-{config.name}", _spark_conf(args.spark_conf))
+    spark_conf = _spark_conf(args.spark_conf)
     bar = terminal_bar(console) if console is not None else None
+    # Spark starts (~4 s of JVM start-up) while the job reads offsets and prepares the tables. Started
+    # off the main thread, PySpark also leaves SIGINT to StopSignal: Ctrl-C finishes the commit in flight.
+    starting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start")
+    session = starting.submit(build_session, f"icefloe-{config.name}", spark_conf, quick_start=True)
+    starting.shutdown(wait=False)
     try:
-        runner = SparkTaskRunner(spark)
-        job = SinkJob(config, runner, default_parallelism=runner.default_parallelism,
-                      until_caught_up=args.until_caught_up, stop=stop, progress_bar=bar)
+        job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
+                      progress_bar=bar)
         if bar is not None:
             with bar:
                 summary = job.run()
@@ -104,8 +109,8 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
         print(f"Job failed: {exc}", file=sys.stderr)
         return 1
     finally:
-        if not borrowed:
-            spark.stop()
+        if not borrowed and session.exception() is None:
+            session.result().stop()
     print(json.dumps({"connector": config.name, "cycles": len(summary.cycles),
                       "records_read": summary.records_read,
                       "rows_written": _sum_rows(summary)}, indent=None))

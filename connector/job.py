@@ -69,20 +69,29 @@ class StopSignal:
 class SinkJob:
     """Drives the coordinator for one connector config."""
 
-    def __init__(self, config: SinkConfig, runner: TaskRunner, *, default_parallelism: int = 1,
+    def __init__(self, config: SinkConfig, runner: TaskRunner, *, default_parallelism: int | None = None,
                  until_caught_up: bool = False, stop: StopSignal | None = None, progress_bar: Any = None):
+        """``default_parallelism`` None: the runner's, asked when the first cycle plans its tasks (so a
+        Spark session may still be starting while the job reads offsets and prepares tables)."""
         self.config = config
         self.runner = runner
         self.until_caught_up = until_caught_up
         self.stop = stop or StopSignal()
         self.progress_bar = progress_bar
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
-        max_tasks = config.connect.tasks_max
-        if until_caught_up:  # a backfill is not capped by tasks.max nor by the partition count
-            max_tasks = max(max_tasks, default_parallelism)
         self.coordinator = Coordinator(config, load_catalog(config.props), self.client_conf,
-                                       max_tasks=max_tasks, split_large=until_caught_up,
+                                       max_tasks=self._max_tasks, split_large=until_caught_up,
                                        probe=probe_schema_needs)
+        self._default_parallelism = default_parallelism
+
+    def _max_tasks(self) -> int:
+        if not self.until_caught_up:
+            return self.config.connect.tasks_max
+        # a backfill is not capped by tasks.max nor by the partition count
+        parallelism = self._default_parallelism
+        if parallelism is None:
+            parallelism = getattr(self.runner, "default_parallelism", 1)
+        return max(self.config.connect.tasks_max, parallelism)
 
     def run(self) -> JobSummary:
         summary = JobSummary()

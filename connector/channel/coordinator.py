@@ -53,16 +53,21 @@ class CycleReport:
 class Coordinator:
     """Commits all tasks' output to Iceberg, one atomic snapshot per table per cycle."""
 
-    def __init__(self, config: SinkConfig, catalog, client_conf: dict, *, max_tasks: int, split_large: bool,
+    def __init__(self, config: SinkConfig, catalog, client_conf: dict, *, max_tasks: int | Callable[[], int],
+                 split_large: bool,
                  probe: SchemaProbe | None = None):
         self.config = config
         self.probe = probe
         self.catalog = catalog
         self.client_conf = client_conf
-        self.max_tasks = max_tasks
+        self._max_tasks = max_tasks  # or how to learn it once the cluster is up (its parallelism)
         self.split_large = split_large
         self.cycle_number = 0
         self._last_committed: dict[TopicPartition, int] = {}
+
+    def max_tasks(self) -> int:
+        """How many tasks a cycle may run."""
+        return self._max_tasks() if callable(self._max_tasks) else self._max_tasks
 
     # --- where to resume --------------------------------------------------------------
 
@@ -107,7 +112,7 @@ class Coordinator:
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
         self._create_missing_tables(start, covered)
-        groups = plan_ranges(start, end, max_tasks=self.max_tasks, split_large=self.split_large,
+        groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,
                              min_split_records=MIN_SPLIT_RECORDS)
         results: list[TaskResult] = []
 

@@ -9,17 +9,26 @@ task, no rows crossing the Python/JVM boundary).
 
 from __future__ import annotations
 
-from typing import Sequence
+from concurrent.futures import Future
+from typing import Any, Sequence
 
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.worker import run_task
 
 
 class SparkTaskRunner:
-    """Runs assignments on a Spark cluster (or ``local[*]``), one Spark partition each."""
+    """Runs assignments on a Spark cluster (or ``local[*]``), one Spark partition each.
 
-    def __init__(self, spark):
-        self.spark = spark
+    Takes a SparkSession, or a Future of one that is still starting: the job
+    prepares its first cycle meanwhile, and waits for the session only to run tasks.
+    """
+
+    def __init__(self, spark: Any):
+        self._spark = spark
+
+    @property
+    def spark(self) -> Any:
+        return self._spark.result() if isinstance(self._spark, Future) else self._spark
 
     @property
     def default_parallelism(self) -> int:

@@ -11,6 +11,10 @@ import os
 import sys
 from typing import Mapping
 
+#: JVM options of ``icefloe run``'s driver: it schedules tasks and moves small commit messages, so the
+#: JIT's first tier and the serial collector cost nothing there and start it about a second sooner.
+QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 DEFAULTS = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
@@ -19,8 +23,13 @@ DEFAULTS = {
 }
 
 
-def build_session(app_name: str, conf: Mapping[str, str] | None = None):
-    """A SparkSession for ``app_name`` (imports pyspark lazily: ``connector`` must stay light)."""
+def build_session(app_name: str, conf: Mapping[str, str] | None = None, *, quick_start: bool = False):
+    """A SparkSession for ``app_name`` (imports pyspark lazily: ``connector`` must stay light).
+
+    ``quick_start``: give the driver JVM :data:`QUICK_START_JAVA_OPTIONS` unless
+    ``spark.driver.extraJavaOptions`` is set (for ``icefloe run``, whose data never
+    flows through the JVM; the Spark Data Source formats do not use it).
+    """
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Executors' Python must be the driver's (same venv, same packages) unless told otherwise.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -29,6 +38,8 @@ def build_session(app_name: str, conf: Mapping[str, str] | None = None):
 
     builder = SparkSession.builder.appName(app_name)
     conf = dict(conf or {})
+    if quick_start:
+        conf.setdefault("spark.driver.extraJavaOptions", QUICK_START_JAVA_OPTIONS)
     if "spark.master" not in conf and not os.environ.get("MASTER") and not _defaults_name_master():
         conf["spark.master"] = "local[*]"
     for key, value in {**DEFAULTS, **conf}.items():

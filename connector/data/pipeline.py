@@ -17,6 +17,9 @@ Decode strategies, chosen once per task from the config and tried per batch:
   batch forms (``smt.batch``), or routing by a field. The values are parsed to
   Arrow maps once, transformed and routed column-wise; a stage without a batch
   form runs record by record for that stage only (``smt.batch.records``).
+* ``columnar Avro``: Confluent Avro values (``AvroConverter``), no SMTs, every
+  record to every table. The values of a batch are decoded at once by a
+  native Avro reader into Arrow columns (``connector/data/avro_batch.py``).
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter``. Every other configuration, and every
   batch a columnar strategy declines.
@@ -49,15 +52,17 @@ from connector.api.declined import Declined
 from connector.api.errors import DataException
 from connector.api.record import SinkRecord
 from connector.config.sink_config import SinkConfig
+from connector.data.avro_batch import AvroBatchReader, to_table
 from connector.data.catalog import load_catalog
 from connector.data.decoder import RecordDecoder
 from connector.data.json_batch import parse_json_objects
-from connector.data.record_converter import RecordConversionError
+from connector.data.record_converter import NAME_MAPPING_PROPERTY, RecordConversionError
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableState, TableWriters
 from connector.kafka.offsets import TopicPartition
+from converters.confluent.avro import AvroConverter
 from smt.batch import BatchTransformationChain, RecordBatchView, Values
 from smt.chain import TransformationChain
 
@@ -65,6 +70,7 @@ log = logging.getLogger(__name__)
 
 COLUMNAR = "columnar"
 COLUMNAR_WITH_SMTS = "columnar with batch SMTs"
+COLUMNAR_AVRO = "columnar Avro"
 PER_RECORD = "per-record"
 #: Set to "false" to run every batch through the per-record strategy (an escape hatch, and for comparisons).
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
@@ -72,16 +78,17 @@ COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
 
 # --- rows bound for one table ------------------------------------------------------------------
 
-RAW_JSON, MAPS, RECORDS = "raw JSON", "maps", "records"
+RAW_JSON, MAPS, AVRO, RECORDS = "raw JSON", "maps", "Avro", "records"
 
 
 @dataclass
 class TableRows:
     """The rows one table gets from a batch, with their source coordinates (before any SMT).
 
-    ``values`` is one of three forms: ``RAW_JSON`` (a binary array of JSON
-    objects), ``MAPS`` (a struct array of parsed, transformed JSON objects) or
-    ``RECORDS`` (a list of ``SinkRecord``).
+    ``values`` is one of four forms: ``RAW_JSON`` (a binary array of JSON
+    objects), ``MAPS`` (a struct array of parsed, transformed JSON objects),
+    ``AVRO`` (a struct array of decoded Avro records, whose Connect schema is
+    ``schema``) or ``RECORDS`` (a list of ``SinkRecord``).
     """
 
     form: str
@@ -89,6 +96,7 @@ class TableRows:
     topics: pa.Array
     partitions: pa.Array
     offsets: pa.Array
+    schema: Any = None
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -99,7 +107,7 @@ class TableRows:
         else:
             chosen = self.values.filter(mask)
         return TableRows(self.form, chosen, self.topics.filter(mask), self.partitions.filter(mask),
-                         self.offsets.filter(mask))
+                         self.offsets.filter(mask), self.schema)
 
     def where(self, index: int) -> str:
         """The source coordinates of row ``index``, for error messages."""
@@ -151,6 +159,7 @@ class TaskPipeline:
         self.tables = TableWriters(config, self.catalog, task_id, committed_offsets=committed_offsets,
                                    schema_ids=self.schema_ids)
         self.batch_chain: BatchTransformationChain | None = None
+        self.avro_reader: AvroBatchReader | None = None
         self.path, reason = self._choose_strategy(columnar)
         log.info("Task %s: %s path (%s)", task_id, self.path, reason)
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
@@ -158,8 +167,13 @@ class TaskPipeline:
     def _choose_strategy(self, columnar: bool) -> tuple[str, str]:
         if not columnar:
             return PER_RECORD, "columnar strategies switched off"
+        if isinstance(self.decoder.value_converter, AvroConverter):
+            if len(self.chain) == 0 and self.router.routes_everything_everywhere:
+                self.avro_reader = AvroBatchReader(self.decoder.value_converter)
+                return COLUMNAR_AVRO, "Confluent Avro, no SMTs"
+            return PER_RECORD, "Avro values with SMTs or routing"
         if not self.decoder.schemaless_json_value:
-            return PER_RECORD, "values are not schemaless JSON"
+            return PER_RECORD, "values are neither schemaless JSON nor Confluent Avro"
         if len(self.chain) == 0 and self.router.routes_everything_everywhere:
             return COLUMNAR, "schemaless JSON, no SMTs"
         batch_chain = BatchTransformationChain.from_chain(self.chain, self._records_of)
@@ -198,6 +212,12 @@ class TaskPipeline:
             valid = values.is_valid()
             return {table: TableRows(RAW_JSON, values, topics, partitions, offsets).filter(valid)
                     for table in self.router.static_tables}
+        if self.path == COLUMNAR_AVRO:
+            assert self.avro_reader is not None  # chosen with the strategy
+            decoded = self.avro_reader.decode(topics[0].as_py(), batch.column("value"), batch.column("headers"))
+            valid = decoded.values.is_valid()
+            rows = TableRows(AVRO, decoded.values, topics, partitions, offsets, decoded.connect_schema)
+            return {table: rows.filter(valid) for table in self.router.static_tables}
         assert self.batch_chain is not None  # chosen with the strategy
         parsed = parse_json_objects(batch.column("value"))
         try:
@@ -278,6 +298,8 @@ class TaskPipeline:
             try:
                 if rows.form == MAPS:
                     return state.json_converter.convert_struct(rows.values), None
+                if rows.form == AVRO:
+                    return self._convert_avro(state, rows), None
                 return state.json_converter.convert_fast(rows.values.to_pylist()), None
             except Declined as declined:
                 raise Declined(f"conversion ({declined.reason})") from declined
@@ -287,6 +309,18 @@ class TaskPipeline:
         except RecordConversionError as exc:
             raise self._conversion_error(state, rows, exc) from exc
         return (None, result.updates) if result.updates else (result.table, None)
+
+    def _convert_avro(self, state: TableState, rows: TableRows) -> pa.Table:
+        """Decoded Avro rows in the table's schema; Declined where the per-record result could differ."""
+        if self.config.iceberg.case_insensitive or state.table.properties.get(NAME_MAPPING_PROPERTY):
+            raise Declined("columns looked up case-insensitively or through a name mapping")
+        try:
+            updates = state.record_converter.schema_updates_for(rows.schema)
+        except IncompatibleSchemaChange as exc:
+            raise Declined("the Avro schema does not fit the table") from exc
+        if updates:
+            raise Declined("schema changes")
+        return to_table(rows.values, rows.schema, state.table.schema())
 
     def _conversion_error(self, state: TableState, rows: TableRows, exc: RecordConversionError) -> Exception:
         cause = getattr(exc, "cause", None)

@@ -278,6 +278,13 @@ class RecordConverter:
                 if inferred is not None:
                     updates.add_column(None, _field_name(key), inferred)
 
+    def schema_updates_for(self, schema: Schema) -> SchemaUpdates:
+        """The updates values of this Connect STRUCT schema ask of the table (none unless evolving).
+
+        Raises :class:`IncompatibleSchemaChange` when the schema cannot be written to the table.
+        """
+        return self._struct_schema_updates(schema) if self.evolve else SchemaUpdates()
+
     def _struct_schema_updates(self, schema: Schema) -> SchemaUpdates:
         cached = self._schema_updates.get(schema)
         if cached is None:

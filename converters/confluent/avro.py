@@ -65,6 +65,20 @@ class _Parsed:
     record_name: str | None
 
 
+@dataclass(frozen=True)
+class ColumnarPlan:
+    """How values written with one registry schema can be read column-wise, exactly as record by record.
+
+    ``writer``: the writer schema in fastavro's parsed form (self-contained: referenced
+    schemas inlined), for a native Avro reader; ``connect_schema``: the schema
+    :meth:`AvroConverter.to_connect_data` gives those values.
+    """
+
+    schema_id: wire_format.SchemaId
+    writer: Any
+    connect_schema: Schema
+
+
 @dataclass
 class _ReadEntry:
     parsed: _Parsed
@@ -143,6 +157,20 @@ class AvroConverter(RegistryConverter):
         entry = _ReadEntry(parsed, subject, version, connect_schema, reader, time.monotonic())
         self._entries.put(key, entry)
         return entry
+
+    def columnar_plan(self, topic: str | None, data: bytes) -> ColumnarPlan:
+        """The plan for values framed like ``data`` (a value of ``topic``).
+
+        Raises :class:`DataException` when a column-wise reader cannot give what
+        :meth:`to_connect_data` gives: values read as another schema
+        (``use.latest.version`` with a newer version).
+        """
+        schema_id, _ = wire_format.parse(data, is_key=self.is_key)
+        entry = self._entry(topic, schema_id)
+        if entry.reader is not None:
+            raise DataException(f"values of schema {schema_id} are read as schema {entry.reader.registered.id}")
+        assert entry.connect_schema is not None  # a registered schema always has a Connect schema
+        return ColumnarPlan(schema_id, entry.parsed.compiled.parsed, entry.connect_schema)
 
     def _latest_expired(self, entry: _ReadEntry) -> bool:
         return self.latest_ttl >= 0 and time.monotonic() - entry.latest_checked > self.latest_ttl

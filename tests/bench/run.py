@@ -8,6 +8,8 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
   icefloe    `--until-caught-up` into a fresh table, no SMTs (columnar path)
   smt3       the same with three common SMTs (InsertField, ReplaceField, MaskField),
              on the columnar path with batch SMTs (checked before measuring)
+  avro       the same records as Confluent Avro through the test Schema Registry
+             (columnar Avro strategy, checked before measuring), in a topic of their own
 
 ``icefloe`` and ``smt3`` run ``ICEFLOE_BENCH_REPEAT`` times each, interleaved
 (so drift hits both alike); medians are reported, and the SMT cost is
@@ -18,7 +20,7 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, icefloe, smt3, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
+(comma list of raw, icefloe, smt3, avro, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from tests.support.schema_registry import SchemaRegistryServer
 from tests.support.tansu import TansuBroker, create_topic, produce
 
 RECORDS = int(os.environ.get("ICEFLOE_BENCH_RECORDS", "1000000"))
@@ -73,6 +76,36 @@ def props_for(name: str, topic: str, extra: dict[str, str] | None = None, work: 
         "iceberg.catalog.type": "sql", "iceberg.catalog.uri": f"sqlite:///{work}/catalog.db",
         "iceberg.catalog.warehouse": f"file://{work}/warehouse", **(extra or {}),
     }
+
+
+AVRO_SCHEMA = {"type": "record", "name": "Sample", "namespace": "bench", "fields": [
+    {"name": "id", "type": "long"}, {"name": "name", "type": "string"}, {"name": "ts", "type": "long"},
+    {"name": "amount", "type": "double"}, {"name": "active", "type": "boolean"}]}
+
+
+def avro_values(registry_url: str, topic: str, count: int) -> list[bytes]:
+    """The sample records as Confluent-framed Avro (the schema registered under ``<topic>-value``)."""
+    import io
+
+    import fastavro
+    import requests
+
+    answer = requests.post(f"{registry_url}/subjects/{topic}-value/versions",
+                           json={"schema": json.dumps(AVRO_SCHEMA)}, timeout=10)
+    answer.raise_for_status()
+    frame = b"\x00" + answer.json()["id"].to_bytes(4, "big")
+    parsed = fastavro.parse_schema(AVRO_SCHEMA)
+    out = []
+    for value in sample_values(count):
+        body = io.BytesIO()
+        fastavro.schemaless_writer(body, parsed, json.loads(value))
+        out.append(frame + body.getvalue())
+    return out
+
+
+def avro_props(name: str, topic: str, registry_url: str) -> dict[str, str]:
+    return props_for(name, topic, {"value.converter": "io.confluent.connect.avro.AvroConverter",
+                                   "value.converter.schema.registry.url": registry_url})
 
 
 def check_path(props: dict[str, str], expected: str) -> None:
@@ -177,14 +210,20 @@ def main() -> int:
     values = sample_values(RECORDS)
     print(f"{RECORDS} records of ~{sum(map(len, values[:1000])) // 1000} B in {PARTITIONS} partitions, "
           f"{REPEAT} run(s) per scenario, {os.cpu_count()} CPUs")
-    if not only or only & {"raw", "icefloe", "smt3"}:
-        with TansuBroker() as broker:
+    if not only or only & {"raw", "icefloe", "smt3", "avro"}:
+        with TansuBroker() as broker, SchemaRegistryServer() as registry:
             topic = "bench"
             create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
             for p in range(PARTITIONS):
                 produce(broker.bootstrap, topic, values[p::PARTITIONS], partition=p)
             check_path(props_for("check-plain", topic), "columnar")
             check_path(props_for("check-smt3", topic, SMT3), "columnar with batch SMTs")
+            if not only or "avro" in only:
+                encoded = avro_values(registry.url, "bench-avro", RECORDS)
+                create_topic(broker.bootstrap, "bench-avro", partitions=PARTITIONS)
+                for p in range(PARTITIONS):
+                    produce(broker.bootstrap, "bench-avro", encoded[p::PARTITIONS], partition=p)
+                check_path(avro_props("check-avro", "bench-avro", registry.url), "columnar Avro")
             spark = build_session("icefloe-bench")
             try:
                 run_icefloe(spark, broker.bootstrap, props_for("warm-up", topic))  # Spark and Python workers
@@ -196,6 +235,9 @@ def main() -> int:
                     if not only or "smt3" in only:
                         results.setdefault("smt3", []).append(
                             run_icefloe(spark, broker.bootstrap, props_for(f"smt3_{run}", topic, SMT3)))
+                    if not only or "avro" in only:
+                        results.setdefault("avro", []).append(run_icefloe(
+                            spark, broker.bootstrap, avro_props(f"avro{run}", "bench-avro", registry.url)))
                     results["raw"].append(raw_consume_records_per_second(broker.bootstrap, topic, RECORDS))
             finally:
                 spark.stop()
@@ -213,6 +255,9 @@ def report(results: dict[str, list[float]]) -> None:
         versus = f"   {median[name] / baseline:5.2f} x raw" if baseline and not name.startswith("pipeline") else ""
         runs = ", ".join(f"{r:,.0f}" for r in rates)
         print(f"{name:26s} {median[name]:12,.0f} records/s (median of: {runs}){versus}")
+    if "avro" in median and "icefloe" in median:
+        print(f"end to end: Confluent Avro runs at {median['avro'] / median['icefloe']:.2f} x the schemaless "
+              f"JSON rate on the same records (target >= 0.8)")
     if "smt3" in median and "icefloe" in median:
         print(f"\nend to end: smt3 costs {1 - median['smt3'] / median['icefloe']:.1%} of the no-SMT throughput "
               f"(target <= 20%)")

@@ -219,6 +219,8 @@ class TaskPipeline:
             rows = TableRows(AVRO, decoded.values, topics, partitions, offsets, decoded.connect_schema)
             return {table: rows.filter(valid) for table in self.router.static_tables}
         assert self.batch_chain is not None  # chosen with the strategy
+        if self.batch_chain.unsuitable:
+            raise Declined(f"transforms ({self.batch_chain.unsuitable})")
         parsed = parse_json_objects(batch.column("value"))
         try:
             view = self.batch_chain.apply(RecordBatchView.from_raw(batch, Values.from_json(parsed.array,

@@ -109,6 +109,11 @@ class BatchTransformationChain:
         return None
 
     @property
+    def unsuitable(self) -> str | None:
+        """Why every batch would decline (a per-record stage that changes keys, say), once a batch showed it."""
+        return next((s.unsuitable for s in self.stages if isinstance(s, RecordStage) and s.unsuitable), None)
+
+    @property
     def per_record_stages(self) -> list[str]:
         """The aliases of the stages that run record by record."""
         return [s.alias or "" for s in self.stages if isinstance(s, RecordStage)]

@@ -20,7 +20,10 @@ Exactness rules (otherwise the stage declines and the whole batch runs per recor
   strings, numbers, booleans, null) that Arrow can hold in one column.
 
 Errors a stage raises decline too, so that the per-record strategy reports
-them with the record's coordinates.
+them with the record's coordinates. What a stage does to keys, headers,
+partitions or value kinds is its nature, not the batch's: after one such
+decline the stage is :attr:`RecordStage.unsuitable` and later batches decline
+before any work.
 """
 
 from __future__ import annotations
@@ -58,6 +61,10 @@ def changes_keys_or_headers(stage: Any) -> bool:
     return isinstance(stage.transformation, (KeySide, *_KEY_OR_HEADER_SMTS))
 
 
+class Unsuitable(Declined):
+    """A decline that every later batch would meet too (the stage changes keys, say)."""
+
+
 class RecordStage:
     """A chain stage (``smt.chain.TransformationStage``) that has no batch form, run record by record."""
 
@@ -66,6 +73,7 @@ class RecordStage:
         self.records_of = records_of
         self.alias = stage.alias
         self.name = stage.type_name.rsplit(".", 1)[-1]  # as BatchStage names its SMT in decline reasons
+        self.unsuitable: str | None = None
 
     def apply(self, view: RecordBatchView) -> RecordBatchView:
         records = self._records(view)
@@ -73,7 +81,11 @@ class RecordStage:
             results = [self.stage.apply(record) for record in records]
         except ConnectException as exc:
             raise Declined(f"a record fails ({type(exc).__name__})") from exc
-        return _view_of(view, records, results)
+        try:
+            return _view_of(view, records, results)
+        except Unsuitable as unsuitable:
+            self.unsuitable = f"{self.name}: {unsuitable.reason}"
+            raise
 
     def _records(self, view: RecordBatchView) -> list[SinkRecord]:
         if view.value.pristine and view.raw_value is not None:
@@ -120,13 +132,13 @@ def _view_of(view: RecordBatchView, records: list[SinkRecord], results: list[Sin
 
 def _check_unchanged_outside_value(before: SinkRecord, after: SinkRecord) -> None:
     if after.value_schema is not None:
-        raise Declined("a per-record stage gives values with a schema")
+        raise Unsuitable("a per-record stage gives values with a schema")
     if (after.key is not before.key and after.key != before.key) or after.key_schema != before.key_schema:
-        raise Declined("a per-record stage changes keys")
+        raise Unsuitable("a per-record stage changes keys")
     if after.headers != before.headers:
-        raise Declined("a per-record stage changes headers")
+        raise Unsuitable("a per-record stage changes headers")
     if after.kafka_partition != before.kafka_partition:
-        raise Declined("a per-record stage changes partitions")
+        raise Unsuitable("a per-record stage changes partitions")
 
 
 def _arrow_values(values: list[Any]) -> tuple[pa.Array, frozenset]:

@@ -260,3 +260,33 @@ def test_chains_that_change_keys_or_headers_run_per_record(caplog):
     assert pipeline.path == "per-record" and pipeline.batch_chain is None
     assert any("transformation 'key'" in r.getMessage() and "has no batch form" in r.getMessage()
                for r in caplog.records)
+
+
+class _KeyFromId:
+    """A user plugin that sets the key: the batch form cannot keep it, so its chains run per record."""
+
+    calls = 0
+
+    def configure(self, config: dict) -> None:
+        pass
+
+    def apply(self, record):
+        _KeyFromId.calls += 1
+        return record.new_record(record.topic, record.kafka_partition, None, str(record.value.get("id")),
+                                 record.value_schema, record.value, record.timestamp)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_per_record_stage_that_changes_keys_makes_later_batches_decline_before_any_work():
+    chain = {"transforms": "insert,key", "transforms.insert.type": f"{KAFKA}.InsertField$Value",
+             "transforms.insert.static.field": "s", "transforms.insert.static.value": "v",
+             "transforms.key.type": f"{__name__}:_KeyFromId"}
+    _KeyFromId.calls = 0
+    got, pipeline = compare(chain, [raw_batch(bench_values(i * 5, 5), first_offset=i * 5) for i in range(4)])
+    reason = f"declined: transforms ({__name__.rsplit('.', 1)[-1]}:_KeyFromId: a per-record stage changes keys)"
+    # every attempt (4 batches, the first one twice: it asked for the table) declined for that reason
+    assert pipeline.batches[reason] == pipeline.batches["per-record"] == 5
+    # per record on both runs (25 records), plus one batch tried column-wise (5) before the stage was known
+    assert _KeyFromId.calls == 25 + 25 + 5

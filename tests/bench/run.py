@@ -10,6 +10,9 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              on the columnar path with batch SMTs (checked before measuring)
   avro       the same records as Confluent Avro through the test Schema Registry
              (columnar Avro strategy, checked before measuring), in a topic of their own
+  cli        what a user times: `icefloe run --until-caught-up` as a new process, from the
+             command to its exit, on the JSON and the Avro topic and on a topic of 1,000
+             records (the fixed cost), with the peak memory of its process tree
 
 ``icefloe`` and ``smt3`` run ``ICEFLOE_BENCH_REPEAT`` times each, interleaved
 (so drift hits both alike); medians are reported, and the SMT cost is
@@ -20,7 +23,7 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, icefloe, smt3, avro, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
+(comma list of raw, icefloe, smt3, avro, cli, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
 """
 
 from __future__ import annotations
@@ -210,7 +213,9 @@ def main() -> int:
     values = sample_values(RECORDS)
     print(f"{RECORDS} records of ~{sum(map(len, values[:1000])) // 1000} B in {PARTITIONS} partitions, "
           f"{REPEAT} run(s) per scenario, {os.cpu_count()} CPUs")
-    if not only or only & {"raw", "icefloe", "smt3", "avro"}:
+    memory: dict[str, list[float]] = {}
+    fixed: list[float] = []
+    if not only or only & {"raw", "icefloe", "smt3", "avro", "cli"}:
         with TansuBroker() as broker, SchemaRegistryServer() as registry:
             topic = "bench"
             create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
@@ -218,7 +223,7 @@ def main() -> int:
                 produce(broker.bootstrap, topic, values[p::PARTITIONS], partition=p)
             check_path(props_for("check-plain", topic), "columnar")
             check_path(props_for("check-smt3", topic, SMT3), "columnar with batch SMTs")
-            if not only or "avro" in only:
+            if not only or only & {"avro", "cli"}:
                 encoded = avro_values(registry.url, "bench-avro", RECORDS)
                 create_topic(broker.bootstrap, "bench-avro", partitions=PARTITIONS)
                 for p in range(PARTITIONS):
@@ -241,10 +246,44 @@ def main() -> int:
                     results["raw"].append(raw_consume_records_per_second(broker.bootstrap, topic, RECORDS))
             finally:
                 spark.stop()
+            if not only or "cli" in only:
+                measure_cli(broker.bootstrap, registry.url, values, results, memory, fixed)
     if not only or "pipeline" in only:
         results.update(measure_pipeline(values))
     report(results)
+    report_cli(memory, fixed)
     return 0
+
+
+def measure_cli(bootstrap: str, registry_url: str, values: list[bytes], results: dict[str, list[float]],
+                memory: dict[str, list[float]], fixed: list[float]) -> None:
+    """``icefloe run`` as a user runs it: records/s end to end, peak memory, and the fixed cost."""
+    from tests.bench.cli import run_cli
+
+    create_topic(bootstrap, "bench-tiny", partitions=PARTITIONS)
+    for p in range(PARTITIONS):
+        produce(bootstrap, "bench-tiny", values[:1000][p::PARTITIONS], partition=p)
+    work = (WORK / "cli").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    for run in range(REPEAT):
+        scenarios = {"cli json": props_for(f"cli-json{run}", "bench"),
+                     "cli avro": avro_props(f"cli-avro{run}", "bench-avro", registry_url)}
+        for name, props in scenarios.items():
+            outcome = run_cli(props, bootstrap, work)
+            if outcome.records != RECORDS:
+                raise SystemExit(f"{name}: read {outcome.records} records, expected {RECORDS}")
+            results.setdefault(name, []).append(RECORDS / outcome.seconds)
+            memory.setdefault(name, []).append(outcome.peak_rss_mb)
+        fixed.append(run_cli(props_for(f"cli-tiny{run}", "bench-tiny"), bootstrap, work).seconds)
+
+
+def report_cli(memory: dict[str, list[float]], fixed: list[float]) -> None:
+    for name, peaks in memory.items():
+        print(f"{name}: peak memory of the process tree {statistics.median(peaks):,.0f} MB "
+              f"(median of: {', '.join(f'{p:,.0f}' for p in peaks)})")
+    if fixed:
+        print(f"icefloe run --until-caught-up on 1,000 records: {statistics.median(fixed):.2f} s "
+              f"(median of: {', '.join(f'{s:.2f}' for s in fixed)}; target <= 8 s)")
 
 
 def report(results: dict[str, list[float]]) -> None:

@@ -206,18 +206,29 @@ class TaskPipeline:
     # --- decode, transform and route -------------------------------------------------------
 
     def _columnar_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
-        topics, partitions, offsets = batch.column("topic"), batch.column("partition"), batch.column("offset")
+        """The rows each table gets, by the task's columnar strategy; Declined when not exact."""
         if self.path == COLUMNAR:
-            values = batch.column("value")
-            valid = values.is_valid()
-            return {table: TableRows(RAW_JSON, values, topics, partitions, offsets).filter(valid)
-                    for table in self.router.static_tables}
+            return self._raw_json_rows(batch)
         if self.path == COLUMNAR_AVRO:
-            assert self.avro_reader is not None  # chosen with the strategy
-            decoded = self.avro_reader.decode(topics[0].as_py(), batch.column("value"), batch.column("headers"))
-            valid = decoded.values.is_valid()
-            rows = TableRows(AVRO, decoded.values, topics, partitions, offsets, decoded.connect_schema)
-            return {table: rows.filter(valid) for table in self.router.static_tables}
+            return self._avro_rows(batch)
+        return self._transformed_rows(batch)
+
+    def _raw_json_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
+        values = batch.column("value")
+        rows = TableRows(RAW_JSON, values, batch.column("topic"), batch.column("partition"), batch.column("offset"))
+        kept = rows.filter(values.is_valid())  # tombstones are skipped, as the Iceberg sink does
+        return {table: kept for table in self.router.static_tables}
+
+    def _avro_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
+        assert self.avro_reader is not None  # chosen with the strategy
+        topics = batch.column("topic")
+        decoded = self.avro_reader.decode(topics[0].as_py(), batch.column("value"), batch.column("headers"))
+        rows = TableRows(AVRO, decoded.values, topics, batch.column("partition"), batch.column("offset"),
+                         decoded.connect_schema)
+        kept = rows.filter(decoded.values.is_valid())
+        return {table: kept for table in self.router.static_tables}
+
+    def _transformed_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
         assert self.batch_chain is not None  # chosen with the strategy
         if self.batch_chain.unsuitable:
             raise Declined(f"transforms ({self.batch_chain.unsuitable})")

@@ -13,6 +13,8 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
   cli        what a user times: `icefloe run --until-caught-up` as a new process, from the
              command to its exit, on the JSON and the Avro topic and on a topic of 1,000
              records (the fixed cost), with the peak memory of its process tree
+  latency    continuous mode (`icefloe run`, commit interval 2 s) while 2,000 records/s
+             arrive: time to the first visible commit, record-to-visible latency p50/p95
 
 ``icefloe`` and ``smt3`` run ``ICEFLOE_BENCH_REPEAT`` times each, interleaved
 (so drift hits both alike); medians are reported, and the SMT cost is
@@ -23,7 +25,7 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, icefloe, smt3, avro, cli, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
+(comma list of raw, icefloe, smt3, avro, cli, latency, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
 """
 
 from __future__ import annotations
@@ -215,7 +217,8 @@ def main() -> int:
           f"{REPEAT} run(s) per scenario, {os.cpu_count()} CPUs")
     memory: dict[str, list[float]] = {}
     fixed: list[float] = []
-    if not only or only & {"raw", "icefloe", "smt3", "avro", "cli"}:
+    latency = None
+    if not only or only & {"raw", "icefloe", "smt3", "avro", "cli", "latency"}:
         with TansuBroker() as broker, SchemaRegistryServer() as registry:
             topic = "bench"
             create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
@@ -248,11 +251,33 @@ def main() -> int:
                 spark.stop()
             if not only or "cli" in only:
                 measure_cli(broker.bootstrap, registry.url, values, results, memory, fixed)
+            if not only or "latency" in only:
+                latency = measure_continuous(broker.bootstrap, values)
     if not only or "pipeline" in only:
         results.update(measure_pipeline(values))
     report(results)
     report_cli(memory, fixed)
+    if latency is not None:
+        print(f"continuous mode (commit interval {LATENCY_INTERVAL_MS / 1000:.0f} s): first commit visible "
+              f"{latency.first_commit_seconds:.1f} s after start (target <= 10 s); record-to-visible latency "
+              f"p50 {latency.p50_seconds:.1f} s, p95 {latency.p95_seconds:.1f} s over {latency.records:,} records "
+              f"(target p95 <= interval + 2 s)")
     return 0
+
+
+LATENCY_INTERVAL_MS = 2000
+
+
+def measure_continuous(bootstrap: str, values: list[bytes]):
+    from tests.bench.latency import measure_latency
+
+    create_topic(bootstrap, "bench-live", partitions=PARTITIONS)
+    for p in range(PARTITIONS):
+        produce(bootstrap, "bench-live", values[:1000][p::PARTITIONS], partition=p)
+    work = (WORK / "latency").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    props = props_for("live", "bench-live", {"iceberg.control.commit.interval-ms": str(LATENCY_INTERVAL_MS)})
+    return measure_latency(props, bootstrap, "bench-live", work)
 
 
 def measure_cli(bootstrap: str, registry_url: str, values: list[bytes], results: dict[str, list[float]],

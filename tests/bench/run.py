@@ -30,8 +30,11 @@ Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import platform
 import shutil
 import statistics
 import sys
@@ -49,6 +52,7 @@ REPEAT = int(os.environ.get("ICEFLOE_BENCH_REPEAT", "3"))
 PARTITIONS = 4
 BATCH = 50_000  # the task's read batch size
 WORK = Path("bench-work")
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 
 SMT3 = {
     "transforms": "insert,rename,mask",
@@ -255,14 +259,48 @@ def main() -> int:
                 latency = measure_continuous(broker.bootstrap, values)
     if not only or "pipeline" in only:
         results.update(measure_pipeline(values))
-    report(results)
-    report_cli(memory, fixed)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
+        report(results)
+        report_cli(memory, fixed)
+        report_latency(latency)
+    append_to_docs(printed.getvalue(), only)
+    return 0
+
+
+def report_latency(latency) -> None:
     if latency is not None:
         print(f"continuous mode (commit interval {LATENCY_INTERVAL_MS / 1000:.0f} s): first commit visible "
               f"{latency.first_commit_seconds:.1f} s after start (target <= 10 s); record-to-visible latency "
               f"p50 {latency.p50_seconds:.1f} s, p95 {latency.p95_seconds:.1f} s over {latency.records:,} records "
               f"(target p95 <= interval + 2 s)")
-    return 0
+
+
+class _Tee(io.TextIOBase):
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+
+def append_to_docs(report_text: str, only: set[str]) -> None:
+    """Append this run's figures to docs/benchmarks.md, with the machine they were measured on."""
+    cpu = "unknown CPU"
+    with contextlib.suppress(OSError):
+        models = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
+        cpu = models[0] if models else cpu
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    scenarios = ", ".join(sorted(only)) if only else "all"
+    section = (f"\n## make bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
+               f"{os.cpu_count()} CPUs ({cpu}), load average {load}; Python {platform.python_version()}, "
+               f"{RECORDS:,} records, {REPEAT} run(s) per scenario; scenarios: {scenarios}.\n\n"
+               f"```\n{report_text.strip()}\n```\n")
+    with open(DOCS, "a", encoding="utf-8") as handle:
+        handle.write(section)
+    print(f"\nappended to {DOCS}")
 
 
 LATENCY_INTERVAL_MS = 2000

@@ -12,6 +12,9 @@ Invariants (else the batch declines, :class:`Declined`, and runs per record):
 
 * every value is framed with the same magic byte 0 and schema id, and no
   record carries the schema id in a header instead;
+* every value is exactly one record: the encoded size of each decoded row
+  equals its value's length (``connector/data/avro_sizes.py``), since one value
+  with trailing bytes would shift the rest of a block;
 * the converter reads those values as the writer schema (no
   ``use.latest.version`` resolution) — :meth:`AvroConverter.columnar_plan`;
 * each Connect field maps to an Arrow type the native reader gives for it,
@@ -58,6 +61,7 @@ from connector.api.errors import DataException
 from connector.api.logical import Date, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.schema import Schema, Type
+from connector.data.avro_sizes import check_aligned
 
 FRAME = 5  # magic byte 0 + 4-byte schema id
 VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
@@ -96,6 +100,8 @@ class AvroBatchReader:
             raise Declined(f"schema {plan.schema_id} has {unreadable}")
         body = _bodies(present)
         table = self._read(plan.schema_id.key, plan.writer, len(present), body)
+        # each value must have been exactly one record, as fastavro reads it on its own
+        check_aligned(plan.writer, table, pc.subtract(pc.binary_length(present), FRAME).to_numpy())
         struct = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
         if len(present) != len(values):
             struct = _with_nulls(struct, values.is_valid())
@@ -113,6 +119,8 @@ class AvroBatchReader:
             return pl.read_avro(io.BytesIO(header + block)).to_arrow()
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise Declined(f"the native Avro reader cannot read schema {key} ({type(exc).__name__})") from exc
+        except pl.exceptions.PanicException as exc:  # bytes that are not one record per value can end here
+            raise Declined("values whose bytes are not exactly one record each") from exc
 
 
 def _unreadable(schema: Schema, name: str = "") -> str | None:

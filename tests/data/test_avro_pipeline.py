@@ -156,3 +156,25 @@ def test_bodies_drop_each_frame():
     values = pa.array([b"\x00\x00\x00\x00\x01abc", b"\x00\x00\x00\x00\x01", b"\x00\x00\x00\x00\x01xy"])
     assert _bodies(values) == b"abcxy"
     assert _bodies(values.slice(1)) == b"xy"
+
+
+def test_a_value_with_trailing_bytes_declines_instead_of_shifting_the_next_records(schema_registry):
+    topic = unique("avro-trailing")
+    serialize = _serializer(schema_registry.url, EVENT)
+    base = {"id": 1, "name": "a", "ts": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "amount": 1.0,
+            "score": 1.0, "count": 1, "active": False, "note": "n", "day": dt.date(2024, 1, 1), "tags": ["t"],
+            "blob": b"", "where": None, "kind": "A"}
+    values = [serialize({**base, "id": i}, serialization_context(topic)) for i in range(4)]
+    values[1] += b"\x02\x04"  # fastavro reads one record and ignores what follows; back to back it would not
+    (expected, _), (got, pipeline) = _both(schema_registry.url, [raw_batch(values, topic=topic)] * 2)
+    assert_same_tables(expected, got)
+    assert pipeline.batches["declined: values whose bytes are not exactly one record each"] >= 2
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=50))
+def test_zigzag_sizes_are_the_lengths_of_avro_longs(values):
+    import numpy as np
+
+    from connector.data.avro_sizes import zigzag_sizes
+
+    assert zigzag_sizes(np.array(values, dtype=np.int64)).tolist() == [len(_long(v)) for v in values]

@@ -20,6 +20,12 @@ Decode strategies, chosen once per task from the config and tried per batch:
 * ``columnar Avro``: Confluent Avro values (``AvroConverter``), no SMTs, every
   record to every table. The values of a batch are decoded at once by a
   native Avro reader into Arrow columns (``connector/data/avro_batch.py``).
+* ``columnar JSON with schemas``: JsonConverter envelopes
+  (``schemas.enable=true``), no SMTs, every record to every table. The
+  payloads of a batch whose envelopes share one schema are read at once by
+  Arrow's JSON reader, typed by that schema (``connector/data/json_envelope.py``).
+
+  Both go into each table's schema through ``connector/data/typed_batch.py``.
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter``. Every other configuration, and every
   batch a columnar strategy declines.
@@ -52,17 +58,20 @@ from connector.api.declined import Declined
 from connector.api.errors import DataException
 from connector.api.record import SinkRecord
 from connector.config.sink_config import SinkConfig
-from connector.data.avro_batch import AvroBatchReader, to_table
+from connector.data.avro_batch import AvroBatchReader
 from connector.data.catalog import load_catalog
 from connector.data.decoder import RecordDecoder
 from connector.data.json_batch import parse_json_objects
+from connector.data.json_envelope import EnvelopeReader
 from connector.data.record_converter import NAME_MAPPING_PROPERTY, RecordConversionError
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableState, TableWriters
+from connector.data.typed_batch import DecodedBatch, to_table
 from connector.kafka.offsets import TopicPartition
 from converters.confluent.avro import AvroConverter
+from converters.json import JsonConverter
 from smt.batch import BatchTransformationChain, RecordBatchView, Values
 from smt.chain import TransformationChain
 
@@ -71,6 +80,7 @@ log = logging.getLogger(__name__)
 COLUMNAR = "columnar"
 COLUMNAR_WITH_SMTS = "columnar with batch SMTs"
 COLUMNAR_AVRO = "columnar Avro"
+COLUMNAR_JSON_SCHEMAS = "columnar JSON with schemas"
 PER_RECORD = "per-record"
 #: Set to "false" to run every batch through the per-record strategy (an escape hatch, and for comparisons).
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
@@ -78,7 +88,7 @@ COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
 
 # --- rows bound for one table ------------------------------------------------------------------
 
-RAW_JSON, MAPS, AVRO, RECORDS = "raw JSON", "maps", "Avro", "records"
+RAW_JSON, MAPS, TYPED, RECORDS = "raw JSON", "maps", "typed", "records"
 
 
 @dataclass
@@ -87,8 +97,9 @@ class TableRows:
 
     ``values`` is one of four forms: ``RAW_JSON`` (a binary array of JSON
     objects), ``MAPS`` (a struct array of parsed, transformed JSON objects),
-    ``AVRO`` (a struct array of decoded Avro records, whose Connect schema is
-    ``schema``) or ``RECORDS`` (a list of ``SinkRecord``).
+    ``TYPED`` (a struct array typed by the Connect STRUCT schema ``schema``,
+    as :func:`~connector.data.typed_batch.to_table` takes it: decoded Avro
+    records or JsonConverter payloads) or ``RECORDS`` (a list of ``SinkRecord``).
     """
 
     form: str
@@ -160,6 +171,7 @@ class TaskPipeline:
                                    schema_ids=self.schema_ids)
         self.batch_chain: BatchTransformationChain | None = None
         self.avro_reader: AvroBatchReader | None = None
+        self.envelope_reader: EnvelopeReader | None = None
         self.path, reason = self._choose_strategy(columnar)
         log.info("Task %s: %s path (%s)", task_id, self.path, reason)
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
@@ -172,6 +184,12 @@ class TaskPipeline:
                 self.avro_reader = AvroBatchReader(self.decoder.value_converter)
                 return COLUMNAR_AVRO, "Confluent Avro, no SMTs"
             return PER_RECORD, "Avro values with SMTs or routing"
+        converter = self.decoder.value_converter
+        if isinstance(converter, JsonConverter) and converter.config.schemas_enable:
+            if len(self.chain) == 0 and self.router.routes_everything_everywhere:
+                self.envelope_reader = EnvelopeReader(converter)
+                return COLUMNAR_JSON_SCHEMAS, "JSON with schemas, no SMTs"
+            return PER_RECORD, "JSON with schemas, with SMTs or routing"
         if not self.decoder.schemaless_json_value:
             return PER_RECORD, "values are neither schemaless JSON nor Confluent Avro"
         if len(self.chain) == 0 and self.router.routes_everything_everywhere:
@@ -211,6 +229,8 @@ class TaskPipeline:
             return self._raw_json_rows(batch)
         if self.path == COLUMNAR_AVRO:
             return self._avro_rows(batch)
+        if self.path == COLUMNAR_JSON_SCHEMAS:
+            return self._envelope_rows(batch)
         return self._transformed_rows(batch)
 
     def _raw_json_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
@@ -223,9 +243,18 @@ class TaskPipeline:
         assert self.avro_reader is not None  # chosen with the strategy
         topics = batch.column("topic")
         decoded = self.avro_reader.decode(topics[0].as_py(), batch.column("value"), batch.column("headers"))
-        rows = TableRows(AVRO, decoded.values, topics, batch.column("partition"), batch.column("offset"),
-                         decoded.connect_schema)
-        kept = rows.filter(decoded.values.is_valid())
+        return self._typed_rows(batch, decoded)
+
+    def _envelope_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
+        assert self.envelope_reader is not None  # chosen with the strategy
+        present = batch.filter(batch.column("value").is_valid())  # tombstones are skipped
+        return self._typed_rows(present, self.envelope_reader.decode(present.column("value")))
+
+    def _typed_rows(self, batch: pa.RecordBatch, decoded: DecodedBatch) -> dict[str, TableRows]:
+        """Every table gets the decoded rows of ``batch`` (one per record; null rows, tombstones, left out)."""
+        rows = TableRows(TYPED, decoded.values, batch.column("topic"), batch.column("partition"),
+                         batch.column("offset"), decoded.connect_schema)
+        kept = rows.filter(decoded.values.is_valid()) if decoded.values.null_count else rows
         return {table: kept for table in self.router.static_tables}
 
     def _transformed_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
@@ -311,8 +340,8 @@ class TaskPipeline:
             try:
                 if rows.form == MAPS:
                     return state.json_converter.convert_struct(rows.values), None
-                if rows.form == AVRO:
-                    return self._convert_avro(state, rows), None
+                if rows.form == TYPED:
+                    return self._convert_typed(state, rows), None
                 return state.json_converter.convert_fast(rows.values.to_pylist()), None
             except Declined as declined:
                 raise Declined(f"conversion ({declined.reason})") from declined
@@ -323,14 +352,14 @@ class TaskPipeline:
             raise self._conversion_error(state, rows, exc) from exc
         return (None, result.updates) if result.updates else (result.table, None)
 
-    def _convert_avro(self, state: TableState, rows: TableRows) -> pa.Table:
-        """Decoded Avro rows in the table's schema; Declined where the per-record result could differ."""
+    def _convert_typed(self, state: TableState, rows: TableRows) -> pa.Table:
+        """Connect-typed rows in the table's schema; Declined where the per-record result could differ."""
         if self.config.iceberg.case_insensitive or state.table.properties.get(NAME_MAPPING_PROPERTY):
             raise Declined("columns looked up case-insensitively or through a name mapping")
         try:
             updates = state.record_converter.schema_updates_for(rows.schema)
         except IncompatibleSchemaChange as exc:
-            raise Declined("the Avro schema does not fit the table") from exc
+            raise Declined("the schema does not fit the table") from exc
         if updates:
             raise Declined("schema changes")
         return to_table(rows.values, rows.schema, state.table.schema())

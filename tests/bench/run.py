@@ -10,6 +10,8 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              on the columnar path with batch SMTs (checked before measuring)
   avro       the same records as Confluent Avro through the test Schema Registry
              (columnar Avro strategy, checked before measuring), in a topic of their own
+  json-schemas  the same records as JsonConverter envelopes (`schemas.enable=true`; columnar
+             JSON with schemas strategy, checked before measuring), in a topic of their own
   cli        what a user times: `icefloe run --until-caught-up` as a new process, from the
              command to its exit, on the JSON and the Avro topic and on a topic of 1,000
              records (the fixed cost), with the peak memory of its process tree
@@ -25,7 +27,7 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, icefloe, smt3, avro, cli, latency, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
+(comma list of raw, icefloe, smt3, avro, json-schemas, cli, latency, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
 """
 
 from __future__ import annotations
@@ -110,6 +112,22 @@ def avro_values(registry_url: str, topic: str, count: int) -> list[bytes]:
         fastavro.schemaless_writer(body, parsed, json.loads(value))
         out.append(frame + body.getvalue())
     return out
+
+
+ENVELOPE_SCHEMA = {"type": "struct", "optional": False, "fields": [
+    {"type": "int64", "optional": False, "field": "id"}, {"type": "string", "optional": False, "field": "name"},
+    {"type": "int64", "optional": False, "field": "ts"}, {"type": "double", "optional": False, "field": "amount"},
+    {"type": "boolean", "optional": False, "field": "active"}]}
+
+
+def envelope_values(values: list[bytes]) -> list[bytes]:
+    """The sample records in JsonConverter envelopes, as Kafka's JsonConverter writes them."""
+    head = b'{"schema":' + json.dumps(ENVELOPE_SCHEMA, separators=(",", ":")).encode() + b',"payload":'
+    return [head + value + b"}" for value in values]
+
+
+def envelope_props(name: str, topic: str) -> dict[str, str]:
+    return props_for(name, topic, {"value.converter.schemas.enable": "true"})
 
 
 def avro_props(name: str, topic: str, registry_url: str) -> dict[str, str]:
@@ -222,7 +240,7 @@ def main() -> int:
     memory: dict[str, list[float]] = {}
     fixed: list[float] = []
     latency = None
-    if not only or only & {"raw", "icefloe", "smt3", "avro", "cli", "latency"}:
+    if not only or only & {"raw", "icefloe", "smt3", "avro", "json-schemas", "cli", "latency"}:
         with TansuBroker() as broker, SchemaRegistryServer() as registry:
             topic = "bench"
             create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
@@ -236,6 +254,12 @@ def main() -> int:
                 for p in range(PARTITIONS):
                     produce(broker.bootstrap, "bench-avro", encoded[p::PARTITIONS], partition=p)
                 check_path(avro_props("check-avro", "bench-avro", registry.url), "columnar Avro")
+            if not only or "json-schemas" in only:
+                create_topic(broker.bootstrap, "bench-envelope", partitions=PARTITIONS)
+                enveloped = envelope_values(values)
+                for p in range(PARTITIONS):
+                    produce(broker.bootstrap, "bench-envelope", enveloped[p::PARTITIONS], partition=p)
+                check_path(envelope_props("check-envelope", "bench-envelope"), "columnar JSON with schemas")
             spark = build_session("icefloe-bench")
             try:
                 run_icefloe(spark, broker.bootstrap, props_for("warm-up", topic))  # Spark and Python workers
@@ -250,6 +274,9 @@ def main() -> int:
                     if not only or "avro" in only:
                         results.setdefault("avro", []).append(run_icefloe(
                             spark, broker.bootstrap, avro_props(f"avro{run}", "bench-avro", registry.url)))
+                    if not only or "json-schemas" in only:
+                        results.setdefault("json-schemas", []).append(run_icefloe(
+                            spark, broker.bootstrap, envelope_props(f"envelope{run}", "bench-envelope")))
                     results["raw"].append(raw_consume_records_per_second(broker.bootstrap, topic, RECORDS))
             finally:
                 spark.stop()
@@ -360,6 +387,9 @@ def report(results: dict[str, list[float]]) -> None:
     if "avro" in median and "icefloe" in median:
         print(f"end to end: Confluent Avro runs at {median['avro'] / median['icefloe']:.2f} x the schemaless "
               f"JSON rate on the same records (target >= 0.8)")
+    if "json-schemas" in median and "icefloe" in median:
+        print(f"end to end: JSON with schemas runs at {median['json-schemas'] / median['icefloe']:.2f} x the "
+              f"schemaless JSON rate on the same records (target >= 0.8)")
     if "smt3" in median and "icefloe" in median:
         print(f"\nend to end: smt3 costs {1 - median['smt3'] / median['icefloe']:.1%} of the no-SMT throughput "
               f"(target <= 20%)")

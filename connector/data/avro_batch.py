@@ -44,10 +44,9 @@ from connector.api.logical import Date, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.schema import Schema, Type
 from connector.data.avro_sizes import check_aligned
+from connector.data.registry_frame import FRAME, common_frame, has_schema_id_headers
 from connector.data.typed_batch import DecodedBatch, is_union
 
-FRAME = 5  # magic byte 0 + 4-byte schema id
-VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
 _SYNC = bytes(range(16))  # the file's sync marker: any 16 bytes, the same in header and block
 
 
@@ -60,12 +59,12 @@ class AvroBatchReader:
 
     def decode(self, topic: str, values: pa.Array, headers: pa.Array) -> DecodedBatch:
         """Decode the non-null ``values`` of one batch (nulls stay null rows)."""
-        if _has_schema_id_headers(headers):
+        if has_schema_id_headers(headers):
             raise Declined("schema ids in record headers")
         present = values.drop_null()
         if len(present) == 0:
             raise Declined("only tombstones")
-        prefix = _common_prefix(present)
+        prefix = common_frame(present)
         try:
             plan = self.converter.columnar_plan(topic, prefix)
         except DataException as exc:
@@ -118,25 +117,6 @@ def _unreadable(schema: Schema, name: str = "") -> str | None:
             return f"a list of lists, maps or records {name}".rstrip()
         return _unreadable(element, name)
     return None
-
-
-def _has_schema_id_headers(headers: pa.Array) -> bool:
-    keys = pc.list_flatten(headers).field("key") if len(headers) else pa.array([], pa.string())
-    return bool(pc.any(pc.equal(keys, VALUE_SCHEMA_ID_HEADER)).as_py())
-
-
-def _common_prefix(values: pa.Array) -> bytes:
-    """The 5-byte frame every value starts with; Declined when they differ or are not framed so."""
-    lengths = pc.binary_length(values)
-    if pc.min(lengths).as_py() < FRAME:
-        raise Declined("a value shorter than its frame")
-    frames = pc.binary_slice(values, 0, FRAME)
-    first = frames[0].as_py()
-    if first[0] != 0:
-        raise Declined("values framed without a numeric schema id")
-    if not pc.all(pc.equal(frames, pa.scalar(first, frames.type))).as_py():
-        raise Declined("several schema ids in one batch")
-    return first
 
 
 def _bodies(values: pa.Array) -> bytes:

@@ -24,8 +24,14 @@ Decode strategies, chosen once per task from the config and tried per batch:
   (``schemas.enable=true``), no SMTs, every record to every table. The
   payloads of a batch whose envelopes share one schema are read at once by
   Arrow's JSON reader, typed by that schema (``connector/data/json_envelope.py``).
+* ``columnar JSON Schema``: Confluent JSON Schema values
+  (``JsonSchemaConverter``), no SMTs, every record to every table. The
+  payloads of a batch framed with one schema id are read the same way, typed
+  by the Connect schema of the registered JSON schema
+  (``connector/data/json_schema_batch.py``; the JSON rules shared with the
+  envelopes: ``connector/data/json_payloads.py``).
 
-  Both go into each table's schema through ``connector/data/typed_batch.py``.
+  All three go into each table's schema through ``connector/data/typed_batch.py``.
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter``. Every other configuration, and every
   batch a columnar strategy declines.
@@ -63,6 +69,7 @@ from connector.data.catalog import load_catalog
 from connector.data.decoder import RecordDecoder
 from connector.data.json_batch import parse_json_objects
 from connector.data.json_envelope import EnvelopeReader
+from connector.data.json_schema_batch import JsonSchemaBatchReader
 from connector.data.record_converter import NAME_MAPPING_PROPERTY, RecordConversionError
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
@@ -71,6 +78,7 @@ from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableStat
 from connector.data.typed_batch import DecodedBatch, to_table
 from connector.kafka.offsets import TopicPartition
 from converters.confluent.avro import AvroConverter
+from converters.confluent.json_schema import JsonSchemaConverter
 from converters.json import JsonConverter
 from smt.batch import BatchTransformationChain, RecordBatchView, Values
 from smt.chain import TransformationChain
@@ -81,6 +89,7 @@ COLUMNAR = "columnar"
 COLUMNAR_WITH_SMTS = "columnar with batch SMTs"
 COLUMNAR_AVRO = "columnar Avro"
 COLUMNAR_JSON_SCHEMAS = "columnar JSON with schemas"
+COLUMNAR_JSON_SCHEMA = "columnar JSON Schema"
 PER_RECORD = "per-record"
 #: Set to "false" to run every batch through the per-record strategy (an escape hatch, and for comparisons).
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
@@ -99,7 +108,7 @@ class TableRows:
     objects), ``MAPS`` (a struct array of parsed, transformed JSON objects),
     ``TYPED`` (a struct array typed by the Connect STRUCT schema ``schema``,
     as :func:`~connector.data.typed_batch.to_table` takes it: decoded Avro
-    records or JsonConverter payloads) or ``RECORDS`` (a list of ``SinkRecord``).
+    records, JsonConverter or JSON Schema payloads) or ``RECORDS`` (a list of ``SinkRecord``).
     """
 
     form: str
@@ -172,6 +181,7 @@ class TaskPipeline:
         self.batch_chain: BatchTransformationChain | None = None
         self.avro_reader: AvroBatchReader | None = None
         self.envelope_reader: EnvelopeReader | None = None
+        self.json_schema_reader: JsonSchemaBatchReader | None = None
         self.path, reason = self._choose_strategy(columnar)
         log.info("Task %s: %s path (%s)", task_id, self.path, reason)
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
@@ -184,6 +194,11 @@ class TaskPipeline:
                 self.avro_reader = AvroBatchReader(self.decoder.value_converter)
                 return COLUMNAR_AVRO, "Confluent Avro, no SMTs"
             return PER_RECORD, "Avro values with SMTs or routing"
+        if isinstance(self.decoder.value_converter, JsonSchemaConverter):
+            if len(self.chain) == 0 and self.router.routes_everything_everywhere:
+                self.json_schema_reader = JsonSchemaBatchReader(self.decoder.value_converter)
+                return COLUMNAR_JSON_SCHEMA, "Confluent JSON Schema, no SMTs"
+            return PER_RECORD, "JSON Schema values with SMTs or routing"
         converter = self.decoder.value_converter
         if isinstance(converter, JsonConverter) and converter.config.schemas_enable:
             if len(self.chain) == 0 and self.router.routes_everything_everywhere:
@@ -231,6 +246,8 @@ class TaskPipeline:
             return self._avro_rows(batch)
         if self.path == COLUMNAR_JSON_SCHEMAS:
             return self._envelope_rows(batch)
+        if self.path == COLUMNAR_JSON_SCHEMA:
+            return self._json_schema_rows(batch)
         return self._transformed_rows(batch)
 
     def _raw_json_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
@@ -249,6 +266,15 @@ class TaskPipeline:
         assert self.envelope_reader is not None  # chosen with the strategy
         present = batch.filter(batch.column("value").is_valid())  # tombstones are skipped
         return self._typed_rows(present, self.envelope_reader.decode(present.column("value")))
+
+    def _json_schema_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
+        assert self.json_schema_reader is not None  # chosen with the strategy
+        present = batch.filter(batch.column("value").is_valid())  # tombstones are skipped
+        if present.num_rows == 0:
+            raise Declined("only tombstones")
+        decoded = self.json_schema_reader.decode(present.column("topic")[0].as_py(), present.column("value"),
+                                                 batch.column("headers"))
+        return self._typed_rows(present, decoded)
 
     def _typed_rows(self, batch: pa.RecordBatch, decoded: DecodedBatch) -> dict[str, TableRows]:
         """Every table gets the decoded rows of ``batch`` (one per record; null rows, tombstones, left out)."""

@@ -57,6 +57,18 @@ class _Entry:
     subject: str | None
     version: int | None
     connect_schema: Schema | None
+    read_as: Any = None  # the id of the latest version, when values are read as that (use.latest.version)
+
+
+@dataclass(frozen=True)
+class ColumnarPlan:
+    """Values written with one registry schema, read column-wise exactly as record by record.
+
+    ``connect_schema``: the schema :meth:`JsonSchemaConverter.to_connect_data` gives those values.
+    """
+
+    schema_id: wire_format.SchemaId
+    connect_schema: Schema
 
 
 class JsonSchemaConverter(RegistryConverter):
@@ -112,17 +124,36 @@ class JsonSchemaConverter(RegistryConverter):
         parsed: _Parsed = self._parsed_for(schema_id, self._parse_registered)
         subject = self._subject(topic, parsed.record_name)
         document = parsed.document
+        read_as = None
         if self.use_latest_version and subject is not None:
             latest = self.client.get_latest_version(subject)
             version = latest.version
             if latest.id != parsed.registered.id:
                 document = self._parse_registered(latest).document
+                read_as = latest.id
         else:
             version = self._schema_version(subject, parsed.registered)
         connect_schema = self.json_data.to_connect_schema(document, version)
-        entry = _Entry(parsed, subject, version, connect_schema)
+        entry = _Entry(parsed, subject, version, connect_schema, read_as)
         self._entries.put(key, entry)
         return entry
+
+    def columnar_plan(self, topic: str | None, data: bytes) -> ColumnarPlan:
+        """The plan for values framed like ``data`` (a value of ``topic``).
+
+        Raises :class:`DataException` when a column-wise reader cannot give what
+        :meth:`to_connect_data` gives: values read as another schema
+        (``use.latest.version`` with a newer version), or validated against
+        their schema (``json.fail.invalid.schema``).
+        """
+        schema_id, _ = wire_format.parse(data, is_key=self.is_key)
+        entry = self._entry(topic, schema_id)
+        if entry.read_as is not None:
+            raise DataException(f"values of schema {schema_id} are read as schema {entry.read_as}")
+        if entry.parsed.validator is not None:
+            raise DataException(f"values of schema {schema_id} are validated against it")
+        assert entry.connect_schema is not None  # a registered schema always has a Connect schema
+        return ColumnarPlan(schema_id, entry.connect_schema)
 
     def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
                         ) -> SchemaAndValue:

@@ -12,6 +12,8 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              (columnar Avro strategy, checked before measuring), in a topic of their own
   json-schemas  the same records as JsonConverter envelopes (`schemas.enable=true`; columnar
              JSON with schemas strategy, checked before measuring), in a topic of their own
+  json-schema  the same records as Confluent JSON Schema values through the test Schema Registry
+             (columnar JSON Schema strategy, checked before measuring), in a topic of their own
   cli        what a user times: `icefloe run --until-caught-up` as a new process, from the
              command to its exit, on the JSON and the Avro topic and on a topic of 1,000
              records (the fixed cost), with the peak memory of its process tree
@@ -27,7 +29,8 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, icefloe, smt3, avro, json-schemas, cli, latency, pipeline), ICEFLOE_BENCH_REPEAT (default 3).
+(comma list of raw, icefloe, smt3, avro, json-schemas, json-schema, cli, latency, pipeline),
+ICEFLOE_BENCH_REPEAT (default 3).
 """
 
 from __future__ import annotations
@@ -124,6 +127,28 @@ def envelope_values(values: list[bytes]) -> list[bytes]:
     """The sample records in JsonConverter envelopes, as Kafka's JsonConverter writes them."""
     head = b'{"schema":' + json.dumps(ENVELOPE_SCHEMA, separators=(",", ":")).encode() + b',"payload":'
     return [head + value + b"}" for value in values]
+
+
+JSON_SCHEMA = {"$schema": "http://json-schema.org/draft-07/schema#", "title": "bench.Sample", "type": "object",
+               "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "ts": {"type": "integer"},
+                              "amount": {"type": "number"}, "active": {"type": "boolean"}},
+               "required": ["id", "name", "ts", "amount", "active"]}
+
+
+def json_schema_values(registry_url: str, topic: str, values: list[bytes]) -> list[bytes]:
+    """The sample records as Confluent JSON Schema values (the schema registered under ``<topic>-value``)."""
+    import requests
+
+    answer = requests.post(f"{registry_url}/subjects/{topic}-value/versions",
+                           json={"schema": json.dumps(JSON_SCHEMA), "schemaType": "JSON"}, timeout=10)
+    answer.raise_for_status()
+    frame = b"\x00" + answer.json()["id"].to_bytes(4, "big")
+    return [frame + value for value in values]
+
+
+def json_schema_props(name: str, topic: str, registry_url: str) -> dict[str, str]:
+    return props_for(name, topic, {"value.converter": "io.confluent.connect.json.JsonSchemaConverter",
+                                   "value.converter.schema.registry.url": registry_url})
 
 
 def envelope_props(name: str, topic: str) -> dict[str, str]:
@@ -240,7 +265,7 @@ def main() -> int:
     memory: dict[str, list[float]] = {}
     fixed: list[float] = []
     latency = None
-    if not only or only & {"raw", "icefloe", "smt3", "avro", "json-schemas", "cli", "latency"}:
+    if not only or only & {"raw", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "latency"}:
         with TansuBroker() as broker, SchemaRegistryServer() as registry:
             topic = "bench"
             create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
@@ -260,6 +285,13 @@ def main() -> int:
                 for p in range(PARTITIONS):
                     produce(broker.bootstrap, "bench-envelope", enveloped[p::PARTITIONS], partition=p)
                 check_path(envelope_props("check-envelope", "bench-envelope"), "columnar JSON with schemas")
+            if not only or "json-schema" in only:
+                create_topic(broker.bootstrap, "bench-json-schema", partitions=PARTITIONS)
+                framed = json_schema_values(registry.url, "bench-json-schema", values)
+                for p in range(PARTITIONS):
+                    produce(broker.bootstrap, "bench-json-schema", framed[p::PARTITIONS], partition=p)
+                check_path(json_schema_props("check-json-schema", "bench-json-schema", registry.url),
+                           "columnar JSON Schema")
             spark = build_session("icefloe-bench")
             try:
                 run_icefloe(spark, broker.bootstrap, props_for("warm-up", topic))  # Spark and Python workers
@@ -277,6 +309,10 @@ def main() -> int:
                     if not only or "json-schemas" in only:
                         results.setdefault("json-schemas", []).append(run_icefloe(
                             spark, broker.bootstrap, envelope_props(f"envelope{run}", "bench-envelope")))
+                    if not only or "json-schema" in only:
+                        results.setdefault("json-schema", []).append(run_icefloe(
+                            spark, broker.bootstrap,
+                            json_schema_props(f"json_schema{run}", "bench-json-schema", registry.url)))
                     results["raw"].append(raw_consume_records_per_second(broker.bootstrap, topic, RECORDS))
             finally:
                 spark.stop()
@@ -389,6 +425,9 @@ def report(results: dict[str, list[float]]) -> None:
               f"JSON rate on the same records (target >= 0.8)")
     if "json-schemas" in median and "icefloe" in median:
         print(f"end to end: JSON with schemas runs at {median['json-schemas'] / median['icefloe']:.2f} x the "
+              f"schemaless JSON rate on the same records (target >= 0.8)")
+    if "json-schema" in median and "icefloe" in median:
+        print(f"end to end: Confluent JSON Schema runs at {median['json-schema'] / median['icefloe']:.2f} x the "
               f"schemaless JSON rate on the same records (target >= 0.8)")
     if "smt3" in median and "icefloe" in median:
         print(f"\nend to end: smt3 costs {1 - median['smt3'] / median['icefloe']:.1%} of the no-SMT throughput "

@@ -27,12 +27,14 @@ class CliRun:
     peak_rss_mb: float
 
 
-def run_cli(props: dict[str, str], bootstrap: str, work: Path) -> CliRun:
+def run_cli(props: dict[str, str], bootstrap: str, work: Path, spark_conf: dict[str, str] | None = None) -> CliRun:
     """Run the connector ``props`` until caught up, in a new process; fail loudly unless it exits 0."""
     config = work / f"{props['name']}.json"
     config.write_text(json.dumps({"name": props["name"], "config": {k: v for k, v in props.items() if k != "name"}}))
     command = [sys.executable, "-m", "connector.cli", "run", str(config), "--bootstrap-servers", bootstrap,
                "--until-caught-up", "--quiet"]
+    for key, value in (spark_conf or {}).items():
+        command += ["--spark-conf", f"{key}={value}"]
     began = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})

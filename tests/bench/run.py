@@ -17,6 +17,8 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
   cli        what a user times: `icefloe run --until-caught-up` as a new process, from the
              command to its exit, on the JSON and the Avro topic and on a topic of 1,000
              records (the fixed cost), with the peak memory of its process tree
+  cluster    the `cli json` run on a Spark standalone cluster on loopback (a master and one
+             worker with 2 cores), against the same run on local[*]
   latency    continuous mode (`icefloe run`, commit interval 2 s) while 2,000 records/s
              arrive: time to the first visible commit, record-to-visible latency p50/p95
 
@@ -29,7 +31,8 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, icefloe, smt3, avro, json-schemas, json-schema, cli, latency, pipeline),
+(comma list of raw, icefloe, smt3, avro, json-schemas, json-schema, cli, cluster, latency,
+pipeline),
 ICEFLOE_BENCH_REPEAT (default 3).
 """
 
@@ -265,7 +268,7 @@ def main() -> int:
     memory: dict[str, list[float]] = {}
     fixed: list[float] = []
     latency = None
-    if not only or only & {"raw", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "latency"}:
+    if not only or only & BROKER_SCENARIOS:
         with TansuBroker() as broker, SchemaRegistryServer() as registry:
             topic = "bench"
             create_topic(broker.bootstrap, topic, partitions=PARTITIONS)
@@ -318,6 +321,8 @@ def main() -> int:
                 spark.stop()
             if not only or "cli" in only:
                 measure_cli(broker.bootstrap, registry.url, values, results, memory, fixed)
+            if not only or "cluster" in only:
+                measure_cluster(broker.bootstrap, results)
             if not only or "latency" in only:
                 latency = measure_continuous(broker.bootstrap, values)
     if not only or "pipeline" in only:
@@ -367,6 +372,29 @@ def append_to_docs(report_text: str, only: set[str]) -> None:
 
 
 LATENCY_INTERVAL_MS = 2000
+#: The scenarios that need the broker (and the registry).
+BROKER_SCENARIOS = {"raw", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "cluster", "latency"}
+
+
+def measure_cluster(bootstrap: str, results: dict[str, list[float]]) -> None:
+    """The backfill on a standalone cluster on loopback against local[*], same topic, alternated."""
+    from tests.bench.cli import run_cli
+    from tests.support.spark_cluster import SparkStandaloneCluster
+
+    work = (WORK / "cluster").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    cluster = SparkStandaloneCluster(cores=2, memory="2g").start()
+    try:
+        for run in range(REPEAT):
+            local = run_cli(props_for(f"local{run}", "bench"), bootstrap, work)
+            standalone = run_cli(props_for(f"standalone{run}", "bench"), bootstrap, work,
+                                 {"spark.master": cluster.master_url})
+            for name, outcome in (("cli json local[*]", local), ("cli json standalone", standalone)):
+                if outcome.records != RECORDS:
+                    raise SystemExit(f"{name}: read {outcome.records} records, expected {RECORDS}")
+                results.setdefault(name, []).append(RECORDS / outcome.seconds)
+    finally:
+        cluster.stop()
 
 
 def measure_continuous(bootstrap: str, values: list[bytes]):

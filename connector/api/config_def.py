@@ -355,7 +355,7 @@ def case_insensitive_valid_string(*options: str) -> Validator:
 def _valid_regex(name: str, value: Any) -> None:
     try:
         compile_java_regex(value)
-    except Exception as exc:  # noqa: BLE001 - any failure is an invalid regex, as in Kafka
+    except (ValueError, re.error, TypeError) as exc:  # JavaRegexError is a ValueError; TypeError: not text
         raise ConfigException(name, value, f"Invalid regex: {exc}") from None
 
 

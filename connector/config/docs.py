@@ -198,7 +198,7 @@ def smt_config_def(cls: type) -> ConfigDef:
     """The ConfigDef an SMT or predicate class parses its config with (``config()`` of an instance)."""
     try:
         return cls().config()
-    except Exception:  # noqa: BLE001 - a plugin that needs arguments: fall back to the class attribute
+    except TypeError:  # a plugin whose constructor needs arguments: fall back to the class attribute
         return _class_config_def(cls)
 
 

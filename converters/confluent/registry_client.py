@@ -40,6 +40,7 @@ error is handled by Connect's ``errors.tolerance`` like any bad record.
 
 from __future__ import annotations
 
+import abc
 import base64
 import collections
 import json
@@ -723,10 +724,9 @@ class RegistryConverter(Converter):
 
         return self._entry(topic, wire_format.SchemaId(id=schema_id)).connect_schema
 
+    @abc.abstractmethod
     def _entry(self, topic: str | None, schema_id: Any) -> Any:
-        """What reading values written with ``schema_id`` on ``topic`` needs, ``connect_schema``
-        among it (overridden)."""
-        raise NotImplementedError
+        """What reading values written with ``schema_id`` on ``topic`` needs, ``connect_schema`` among it."""
 
     # -- helpers for subclasses --
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 
 from connector.data.avro_batch import _bodies, _long
 from tests.confluent import confluent_client, serialization_context, unique
-from tests.smt_batch.harness import raw_batch, run_pipeline, sink_props
+from tests.smt_batch.harness import per_record_and_columnar, raw_batch, sink_props
 from tests.smt_batch.test_pipeline import assert_same_tables
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -66,15 +65,7 @@ def _props(root: Path, url: str, **extra: str) -> dict[str, str]:
 
 def _both(url: str, batches, **extra: str):
     """(per-record outcome, columnar outcome and pipeline), each on its own catalog."""
-    outcomes = []
-    for columnar in (False, True):
-        with tempfile.TemporaryDirectory() as root:
-            try:
-                tables, pipeline = run_pipeline(_props(Path(root), url, **extra), batches, columnar=columnar)
-                outcomes.append((("ok", sorted(tables.items())), pipeline))
-            except Exception as exc:  # noqa: BLE001 - both strategies must fail alike
-                outcomes.append((("error", type(exc).__name__), None))
-    return outcomes
+    return per_record_and_columnar(lambda root: _props(root, url, **extra), batches)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 from connector.api.declined import Declined
 from connector.data.json_envelope import EnvelopeReader, envelope_prefix
 from converters.json import JsonConverter
-from tests.smt_batch.harness import raw_batch, run_pipeline, sink_props
+from tests.smt_batch.harness import per_record_and_columnar, raw_batch, sink_props
 from tests.smt_batch.test_pipeline import assert_same_tables
 
 STRATEGY = "columnar JSON with schemas"
@@ -104,15 +103,7 @@ def _props(root: Path, **extra: str) -> dict[str, str]:
 
 def _both(batches, **extra: str):
     """(per-record outcome, columnar outcome and pipeline), each on its own catalog."""
-    outcomes = []
-    for columnar in (False, True):
-        with tempfile.TemporaryDirectory() as root:
-            try:
-                tables, pipeline = run_pipeline(_props(Path(root), **extra), batches, columnar=columnar)
-                outcomes.append((("ok", sorted(tables.items())), pipeline))
-            except Exception as exc:  # noqa: BLE001 - both strategies must fail alike
-                outcomes.append((("error", type(exc).__name__), None))
-    return outcomes
+    return per_record_and_columnar(lambda root: _props(root, **extra), batches)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

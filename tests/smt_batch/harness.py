@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 
@@ -168,3 +169,19 @@ def apply_needs(pipeline, needs) -> None:
     apply_schema_needs(pipeline.catalog, pipeline.config, needs.create, needs.updates)
 
 
+
+
+def per_record_and_columnar(props_at: Callable[[Path], dict[str, str]], batches: Sequence[pa.RecordBatch]):
+    """Both strategies over ``batches``, each on its own catalog: [(outcome, pipeline)] per-record first.
+
+    An outcome is ("ok", sorted tables) or ("error", exception type): both strategies must fail alike.
+    """
+    outcomes = []
+    for columnar in (False, True):
+        with tempfile.TemporaryDirectory() as root:
+            try:
+                tables, pipeline = run_pipeline(props_at(Path(root)), batches, columnar=columnar)
+                outcomes.append((("ok", sorted(tables.items())), pipeline))
+            except Exception as exc:  # noqa: BLE001 - whatever one strategy raises, the other must too
+                outcomes.append((("error", type(exc).__name__), None))
+    return outcomes

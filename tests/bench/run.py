@@ -5,6 +5,8 @@ same machine (this machine is shared and noisy; absolute numbers drift).
 
 Scenarios, each over the same topic of small JSON records in 4 partitions:
   raw        confluent-kafka consumption of the whole topic (tuned librdkafka)
+  hand-rolled  a single process a user writes by hand: consumer → pyarrow.json → pyiceberg
+             append every 100,000 records (tests/bench/hand_rolled.py)
   icefloe    `--until-caught-up` into a fresh table, no SMTs (columnar path)
   smt3       the same with three common SMTs (InsertField, ReplaceField, MaskField),
              on the columnar path with batch SMTs (checked before measuring)
@@ -31,7 +33,7 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, icefloe, smt3, avro, json-schemas, json-schema, cli, cluster, latency,
+(comma list of raw, hand-rolled, icefloe, smt3, avro, json-schemas, json-schema, cli, cluster, latency,
 pipeline),
 ICEFLOE_BENCH_REPEAT (default 3).
 """
@@ -52,6 +54,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from tests.bench.hand_rolled import hand_rolled_records_per_second
 from tests.support.schema_registry import SchemaRegistryServer
 from tests.support.tansu import TansuBroker, create_topic, produce
 
@@ -317,6 +320,9 @@ def main() -> int:
                             spark, broker.bootstrap,
                             json_schema_props(f"json_schema{run}", "bench-json-schema", registry.url)))
                     results["raw"].append(raw_consume_records_per_second(broker.bootstrap, topic, RECORDS))
+                    if not only or "hand-rolled" in only:
+                        results.setdefault("hand-rolled", []).append(hand_rolled_records_per_second(
+                            broker.bootstrap, topic, RECORDS, (WORK / f"hand{run}").resolve()))
             finally:
                 spark.stop()
             if not only or "cli" in only:
@@ -373,7 +379,8 @@ def append_to_docs(report_text: str, only: set[str]) -> None:
 
 LATENCY_INTERVAL_MS = 2000
 #: The scenarios that need the broker (and the registry).
-BROKER_SCENARIOS = {"raw", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "cluster", "latency"}
+BROKER_SCENARIOS = {"raw", "hand-rolled", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "cluster",
+                    "latency"}
 
 
 def measure_cluster(bootstrap: str, results: dict[str, list[float]]) -> None:
@@ -448,6 +455,12 @@ def report(results: dict[str, list[float]]) -> None:
         versus = f"   {median[name] / baseline:5.2f} x raw" if baseline and not name.startswith("pipeline") else ""
         runs = ", ".join(f"{r:,.0f}" for r in rates)
         print(f"{name:26s} {median[name]:12,.0f} records/s (median of: {runs}){versus}")
+    if "hand-rolled" in median and "icefloe" in median:
+        print(f"end to end: icefloe runs at {median['icefloe'] / median['hand-rolled']:.2f} x the hand-rolled "
+              f"pipeline (target >= 2)")
+    if "hand-rolled" in median and "cli json" in median:
+        print(f"as a user times it: icefloe run at {median['cli json'] / median['hand-rolled']:.2f} x the "
+              f"hand-rolled pipeline")
     if "avro" in median and "icefloe" in median:
         print(f"end to end: Confluent Avro runs at {median['avro'] / median['icefloe']:.2f} x the schemaless "
               f"JSON rate on the same records (target >= 0.8)")

@@ -60,6 +60,9 @@ def test_unknown_keys_are_accepted_and_reported_as_unused():
     ({"transforms": "x", "transforms.x.type": "org.apache.kafka.connect.transforms.NoSuch"}, "transforms.x"),
     ({"errors.deadletterqueue.topic.name": "orders"}, "The DLQ topic 'orders' may not be included"),
     ({"iceberg.table.db.orders.route-regex": "("}, "iceberg.table.db.orders.route-regex"),
+    ({"icefloe.commit.max-records": "-1"},
+     "Invalid value -1 for configuration icefloe.commit.max-records: Value must be at least 0"),
+    ({"icefloe.commit.max-records": "5M"}, "Invalid value 5M for configuration icefloe.commit.max-records"),
 ])
 def test_bad_configs_fail_naming_the_key(changes, fragment):
     with pytest.raises(ConfigException) as failure:
@@ -111,3 +114,9 @@ def test_a_body_whose_names_disagree_is_rejected(tmp_path):
 @given(st.integers(min_value=1, max_value=2**31 - 1))
 def test_any_positive_int_is_a_valid_tasks_max(n):
     assert parse(**{"tasks.max": str(n)}).connect.tasks_max == n
+
+
+def test_commit_max_records_is_known_and_parsed():
+    config = parse(**{"icefloe.commit.max-records": "1000"})
+    assert config.icefloe.commit_max_records == 1000 and "icefloe.commit.max-records" not in config.unused_keys
+    assert parse().icefloe.commit_max_records == 5_000_000

@@ -1,8 +1,10 @@
 """The ``icefloe`` command.
 
     icefloe run CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
-                            [--spark-conf KEY=VALUE ...] [--until-caught-up]
+                            [--spark-conf KEY=VALUE ...] [--until-caught-up] [--metrics-port PORT]
     icefloe validate CONFIG.json [--worker worker.properties]
+    icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
+    icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
 
 Exit codes: 0 success, 1 the job failed (the message names the record or
 table), 2 the configuration is invalid (the message names the key).
@@ -26,6 +28,15 @@ log = logging.getLogger("icefloe")
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from connector.rest.server import serve
+
+        _configure_logging(args, None)
+        return serve(args)
+    if args.command == "deploy":
+        from connector.deploy import deploy
+
+        return deploy(args)
     console = _terminal(args)
     _configure_logging(args, console)
     try:
@@ -151,7 +162,34 @@ def _parser() -> argparse.ArgumentParser:
                                       "icefloe.commit.max-records offsets), exit")
             command.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                                  help="a Spark setting (repeatable)")
+            command.add_argument("--metrics-port", type=int, metavar="PORT",
+                                 help="serve Prometheus metrics of this job on http://0.0.0.0:PORT/metrics")
+    _serve_parser(sub)
+    _deploy_parser(sub)
     return parser
+
+
+def _serve_parser(sub) -> None:
+    serve = sub.add_parser("serve", help="run a Kafka Connect-compatible REST worker")
+    serve.add_argument("--worker", help="Kafka Connect worker properties file (listeners, bootstrap.servers, ...)")
+    serve.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
+    serve.add_argument("--data-dir", help="where connector configs and states persist (default: ./icefloe-worker)")
+    serve.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                       help="a Spark setting for the worker's session (repeatable)")
+    serve.add_argument("--quiet", action="store_true", help="only warnings and errors")
+
+
+def _deploy_parser(sub) -> None:
+    deploy = sub.add_parser("deploy", help="deploy connector configs to a Connect REST worker, idempotently")
+    deploy.add_argument("paths", nargs="+", metavar="PATH", help="connector config JSON files or directories")
+    deploy.add_argument("--url", default="http://localhost:8083", help="the worker's REST URL")
+    deploy.add_argument("--user", help="HTTP basic auth user")
+    deploy.add_argument("--password", help="HTTP basic auth password")
+    deploy.add_argument("--dry-run", action="store_true", help="print what would change, change nothing")
+    deploy.add_argument("--delete-missing", action="store_true",
+                        help="delete connectors on the worker that none of the PATHs defines")
+    deploy.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds to wait for each connector and its tasks to be RUNNING")
 
 
 if __name__ == "__main__":

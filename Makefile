@@ -7,7 +7,7 @@ DEMO_STAMP := $(VENV)/.demo-installed-stamp
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE ?= 1
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo demo-rest test lint bench clean
 
 install: $(STAMP)
 
@@ -27,6 +27,10 @@ $(DEMO_STAMP): setup.cfg pyproject.toml
 
 demo: $(DEMO_STAMP)
 	$(PY) -m connector.demo
+
+# The same quickstart through the REST worker: icefloe serve + icefloe deploy.
+demo-rest: $(DEMO_STAMP)
+	$(PY) -m connector.demo_rest
 
 test: lint
 	$(PY) -m pytest

@@ -37,7 +37,7 @@ class BrokerStartError(RuntimeError):
     """The broker process did not come up; the message includes its log."""
 
 
-def _free_port() -> int:
+def free_port() -> int:
     """A TCP port that is free on loopback right now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((_LOOPBACK, 0))
@@ -120,7 +120,7 @@ class TansuBroker:
             return self
         attempts = 3
         for attempt in range(1, attempts + 1):
-            self._launch(_free_port())
+            self._launch(free_port())
             try:
                 self._wait_ready()
                 atexit.register(self.stop)

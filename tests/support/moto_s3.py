@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import pytest
+
+from connector.embedded.tansu import free_port
 
 _LOOPBACK = "127.0.0.1"
 
@@ -57,12 +58,6 @@ class S3Endpoint:
         paginator = self.client().get_paginator("list_objects_v2")
         return [item["Key"] for page in paginator.paginate(Bucket=bucket, Prefix=prefix)
                 for item in page.get("Contents", [])]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_LOOPBACK, 0))
-        return int(sock.getsockname()[1])
 
 
 def _die_with_parent() -> Optional[Callable[[], None]]:
@@ -106,7 +101,7 @@ class MotoServer:
     def start(self) -> "MotoServer":
         attempts = 3  # a port picked by the OS can be taken before the server binds it
         for attempt in range(1, attempts + 1):
-            self._launch(_free_port())
+            self._launch(free_port())
             try:
                 self._wait_ready()
                 return self

@@ -25,6 +25,8 @@ from typing import Optional
 
 import pytest
 
+from connector.embedded.tansu import free_port
+
 _LOOPBACK = "127.0.0.1"
 # JVM options for the launcher and the daemons: C1 only and the serial collector start faster.
 _QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
@@ -38,12 +40,6 @@ def spark_home() -> str:
     import pyspark
 
     return os.path.dirname(os.path.abspath(pyspark.__file__))
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_LOOPBACK, 0))
-        return int(sock.getsockname()[1])
 
 
 def _child_setup() -> Optional[Callable[[], None]]:
@@ -90,7 +86,7 @@ class SparkStandaloneCluster:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> "SparkStandaloneCluster":
-        self.master_port, self.master_webui_port, self.worker_webui_port = _free_port(), _free_port(), _free_port()
+        self.master_port, self.master_webui_port, self.worker_webui_port = free_port(), free_port(), free_port()
         self._master = self._launch("master", [
             "org.apache.spark.deploy.master.Master",
             "--host", _LOOPBACK, "--port", str(self.master_port), "--webui-port", str(self.master_webui_port),

@@ -42,11 +42,35 @@ def build_session(app_name: str, conf: Mapping[str, str] | None = None, *, quick
         conf.setdefault("spark.driver.extraJavaOptions", QUICK_START_JAVA_OPTIONS)
     if "spark.master" not in conf and not os.environ.get("MASTER") and not _defaults_name_master():
         conf["spark.master"] = "local[*]"
-    for key, value in {**DEFAULTS, **conf}.items():
+    settings = {**DEFAULTS, **conf}
+    for key, value in settings.items():
         builder = builder.config(key, value)
+    _launch_driver_jvm_in_own_session(settings)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("ICEFLOE_SPARK_LOG_LEVEL", "WARN"))
     return session
+
+
+def _launch_driver_jvm_in_own_session(settings: Mapping[str, str]) -> None:
+    """Start the driver JVM as PySpark would, but in a session (and process group) of its own.
+
+    systemd, Kubernetes and terminals signal a whole process group: in icefloe's
+    group the JVM would die at once and the commit in flight with it. Outside it,
+    SIGTERM and Ctrl-C reach Python only, which finishes its commit and then
+    stops Spark. The JVM still exits if Python dies, as PySpark arranges: it
+    watches the pipe on its stdin. A JVM that already runs (a notebook's, a
+    test's) is left as it is.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is not None:
+            return
+        conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+        gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})
+        SparkContext._gateway = gateway
+        SparkContext._jvm = gateway.jvm
 
 
 def _defaults_name_master() -> bool:

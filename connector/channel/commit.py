@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from pyiceberg.exceptions import CommitFailedException
 
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskResult
-from connector.channel.offsets import branch_head, committed_offsets, summary_properties
+from connector.channel.offsets import branch_head, committed_offsets, offsets_reset_key, summary_properties
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
@@ -99,14 +99,17 @@ class CommitBatch:
 
 
 def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
-                 covered: dict[TopicPartition, int], commit_id: str, valid_through: int | None,
-                 extra_properties: dict[str, str] | None = None) -> int:
+                 covered: Mapping[TopicPartition, int | None], commit_id: str, valid_through: int | None,
+                 extra_properties: dict[str, str] | None = None, *, rewind: bool = False) -> int:
     """One fast append of ``data_files`` with the offsets in the snapshot summary; the new snapshot's id.
 
     The offsets recorded are the table's previous ones updated with ``covered``,
     never lower than what the table had. When another writer commits to the
     branch first, the append is retried on the new head (a fast append does not
     conflict with appends), with backoff, up to :data:`COMMIT_ATTEMPTS` times.
+
+    ``rewind`` (altering or resetting offsets, no data files) records ``covered``
+    as given, lower or not, and a None offset removes that partition.
     """
     branch = config.iceberg.table_config(table_name).commit_branch or "main"
     pause, longest = COMMIT_BACKOFF_SECONDS
@@ -114,7 +117,7 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
         table = catalog.load_table(table_name)
         try:
             snapshot_id = _append(table, config, branch, data_files, covered, commit_id, valid_through,
-                                  extra_properties)
+                                  extra_properties, rewind)
         except CommitFailedException as exc:
             if attempt == COMMIT_ATTEMPTS:
                 raise ConnectException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
@@ -127,11 +130,14 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
     raise AssertionError("unreachable")
 
 
-def _append(table, config: SinkConfig, branch: str, data_files: list, covered: dict[TopicPartition, int],
-            commit_id: str, valid_through: int | None, extra_properties: dict[str, str] | None) -> int:
+def _append(table, config: SinkConfig, branch: str, data_files: list, covered: Mapping[TopicPartition, int | None],
+            commit_id: str, valid_through: int | None, extra_properties: dict[str, str] | None,
+            rewind: bool) -> int:
     previous = committed_offsets(table, config.group_id, branch)
-    offsets = {**previous, **{tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()}}
+    offsets = _next_offsets(previous, covered, rewind)
     props = summary_properties(offsets, config.group_id, commit_id, valid_through)
+    if not offsets:
+        props[offsets_reset_key(config.group_id)] = "true"
     props.update(extra_properties or {})
     with table.transaction() as transaction:
         with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
@@ -140,3 +146,12 @@ def _append(table, config: SinkConfig, branch: str, data_files: list, covered: d
     head = branch_head(table, branch)
     assert head is not None, "the append just made a snapshot"
     return head.snapshot_id
+
+
+def _next_offsets(previous: dict[TopicPartition, int], covered: Mapping[TopicPartition, int | None],
+                  rewind: bool) -> dict[TopicPartition, int]:
+    if rewind:
+        merged = {**previous, **covered}
+        return {tp: offset for tp, offset in merged.items() if offset is not None}
+    return {**previous, **{tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()
+                           if offset is not None}}

@@ -48,6 +48,15 @@ class CycleReport:
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     schema_rounds: int = 0
     seconds: float = 0.0
+    failed_tasks: dict[int, str] = field(default_factory=dict)  # Connect task id → trace (isolating runs only)
+
+
+def deal_partitions(partitions: Iterable[TopicPartition], tasks: int) -> dict[TopicPartition, int]:
+    """The Connect task id of each partition: partitions sorted, dealt round-robin over ``tasks``.
+
+    Stable while the partitions stay the same, so a failed task keeps the same partitions.
+    """
+    return {tp: index % max(1, tasks) for index, tp in enumerate(sorted(set(partitions)))}
 
 
 class Coordinator:
@@ -64,6 +73,10 @@ class Coordinator:
         self.split_large = split_large
         self.cycle_number = 0
         self._last_committed: dict[TopicPartition, int] = {}
+        # The REST worker isolates task failures: a failed Connect task's partitions are neither
+        # committed nor read again until the task is restarted (its entry removed).
+        self.isolate_tasks = False
+        self.failed_tasks: dict[int, str] = {}
 
     def max_tasks(self) -> int:
         """How many tasks a cycle may run."""
@@ -106,20 +119,31 @@ class Coordinator:
                   end: dict[TopicPartition, int]) -> CycleReport | None:
         """Read ``start``..``end`` of every partition, then commit. None when there was nothing to read."""
         began = time.monotonic()
-        covered = {tp: end[tp] for tp in end if tp in start and end[tp] > start[tp]}
+        task_of = deal_partitions(end, self.config.connect.tasks_max) if self.isolate_tasks else None
+        failed_before = set(self.failed_tasks)
+        covered = {tp: end[tp] for tp in end if tp in start and end[tp] > start[tp]
+                   and (task_of is None or task_of[tp] not in failed_before)}
         if not covered:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
         self._create_missing_tables(start, covered)
-        groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,
-                             min_split_records=MIN_SPLIT_RECORDS)
+        if task_of is None:
+            groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,
+                                 min_split_records=MIN_SPLIT_RECORDS)
+        else:
+            groups = self._task_groups(start, covered, task_of)
         results: list[TaskResult] = []
+        owners: dict[str, int] = {}  # assignment → Connect task id (isolating runs)
 
         def run_round(work: list[list[OffsetRange]]) -> tuple[SchemaNeeds, list[list[OffsetRange]] | None]:
             report.schema_rounds += 1
-            round_results = runner(self._assignments(work, report.schema_rounds))
-            self._raise_task_errors(round_results)
+            assignments = self._assignments(work, report.schema_rounds)
+            round_results = runner(assignments)
+            if task_of is None:
+                self._raise_task_errors(round_results)
+            else:
+                owners.update({a.task_id: task_of[a.ranges[0].key] for a in assignments if a.ranges})
             results.extend(round_results)
             needs = SchemaNeeds()
             for result in round_results:
@@ -128,10 +152,38 @@ class Coordinator:
             return needs, unfinished or None
 
         schema_rounds(self.catalog, self.config, groups, run_round)
+        if task_of is not None:
+            results, covered = self._without_failed_tasks(results, owners, task_of, covered, report)
         self._commit(CommitBatch.of(results), covered, report)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
+
+    @staticmethod
+    def _task_groups(start: dict[TopicPartition, int], covered: dict[TopicPartition, int],
+                     task_of: dict[TopicPartition, int]) -> list[list[OffsetRange]]:
+        """One group of ranges per Connect task that has work, each task keeping its own partitions."""
+        by_task: dict[int, list[OffsetRange]] = {}
+        for tp in sorted(covered):
+            by_task.setdefault(task_of[tp], []).append(OffsetRange(tp[0], tp[1], start[tp], covered[tp]))
+        return [by_task[task] for task in sorted(by_task)]
+
+    def _without_failed_tasks(self, results: list[TaskResult], owners: dict[str, int],
+                              task_of: dict[TopicPartition, int], covered: dict[TopicPartition, int],
+                              report: CycleReport) -> tuple[list[TaskResult], dict[TopicPartition, int]]:
+        """Drop every result of a task that failed in this cycle and keep its partitions where they were."""
+        failed = {owners[r.task_id]: r.trace or r.error or "" for r in results if r.error}
+        if not failed:
+            return results, covered
+        for task, trace in failed.items():
+            log.error("Task %s-%d failed; its partitions wait for a restart: %s", self.config.name, task,
+                      trace.strip().splitlines()[-1] if trace.strip() else "")
+        self.failed_tasks.update(failed)
+        report.failed_tasks = dict(failed)
+        kept = [r for r in results if owners[r.task_id] not in failed]
+        covered = {tp: offset for tp, offset in covered.items() if task_of[tp] not in failed}
+        report.next_offsets = dict(covered)
+        return kept, covered
 
     def _create_missing_tables(self, start: dict[TopicPartition, int], covered: dict[TopicPartition, int]) -> None:
         """Probe the first records on the driver and create missing static tables up front."""

@@ -46,6 +46,7 @@ class TaskResult:
     bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes
     records_written: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    trace: str | None = None  # the task's Python traceback when it failed (shown as a Connect task's trace)
 
     def track(self, batch: pa.RecordBatch) -> None:
         """Count a processed batch of one source partition: records, bytes, next offset, newest timestamp.

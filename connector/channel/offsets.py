@@ -25,11 +25,18 @@ from connector.kafka.offsets import TopicPartition
 OFFSETS_PREFIX = "kafka.connect.offsets."
 COMMIT_ID = "kafka.connect.commit-id"
 VALID_THROUGH_TS = "kafka.connect.valid-through-ts"
+# Written by an offsets reset (the REST worker's DELETE .../offsets) on a snapshot that keeps no
+# offsets for the group: readers stop there instead of walking back to older offsets.
+OFFSETS_RESET_PREFIX = "icefloe.offsets-reset."
 
 
 
 def offsets_key(topic: str, group_id: str) -> str:
     return f"{OFFSETS_PREFIX}{topic}.{group_id}"
+
+
+def offsets_reset_key(group_id: str) -> str:
+    return f"{OFFSETS_RESET_PREFIX}{group_id}"
 
 
 def branch_head(table: Table, branch: str | None = None) -> Snapshot | None:
@@ -54,6 +61,8 @@ def committed_offsets(table: Table, group_id: str, branch: str | None = None) ->
         }
         if found:
             return _decode(found)
+        if offsets_reset_key(group_id) in summary:
+            return {}
     return {}
 
 

@@ -14,6 +14,7 @@ below them.
 from __future__ import annotations
 
 import logging
+import traceback
 
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
@@ -88,7 +89,21 @@ def run_task(assignment: TaskAssignment) -> TaskResult:
         return SinkTask(assignment).run()
     except ConnectException as exc:
         log.error("Task %s failed: %s", assignment.task_id, exc)
-        return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}")
+        return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}",
+                          trace=traceback.format_exc())
+
+
+def run_task_isolated(assignment: TaskAssignment) -> TaskResult:
+    """``run_task`` for a worker that isolates task failures: any exception comes back in the result.
+
+    One failing task then fails only itself, not the Spark job that runs its siblings.
+    """
+    try:
+        return run_task(assignment)
+    except Exception as exc:  # noqa: BLE001 - reported as the task's failure, with its trace
+        log.error("Task %s failed: %s", assignment.task_id, exc)
+        return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}",
+                          trace=traceback.format_exc())
 
 
 def probe_schema_needs(config: SinkConfig, rng: OffsetRange) -> SchemaNeeds:

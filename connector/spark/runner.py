@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from typing import Any, Sequence
 
 from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.worker import run_task
+from connector.channel.worker import run_task, run_task_isolated
 
 
 class SparkTaskRunner:
@@ -21,10 +21,13 @@ class SparkTaskRunner:
 
     Takes a SparkSession, or a Future of one that is still starting: the job
     prepares its first cycle meanwhile, and waits for the session only to run tasks.
+    With ``isolate_failures`` (the REST worker) a task that raises comes back as a
+    failed :class:`TaskResult` instead of failing the Spark job of its siblings.
     """
 
-    def __init__(self, spark: Any):
+    def __init__(self, spark: Any, *, isolate_failures: bool = False):
         self._spark = spark
+        self.isolate_failures = isolate_failures
 
     @property
     def spark(self) -> Any:
@@ -39,4 +42,5 @@ class SparkTaskRunner:
             return []
         context = self.spark.sparkContext
         context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
-        return context.parallelize(list(assignments), len(assignments)).map(run_task).collect()
+        task = run_task_isolated if self.isolate_failures else run_task
+        return context.parallelize(list(assignments), len(assignments)).map(task).collect()

@@ -1,0 +1,230 @@
+"""One connector on the worker: its continuous job in a thread, and the states it reports.
+
+The job is ``connector.job.SinkJob`` in continuous mode over the worker's
+shared Spark runner. Pausing, stopping, deleting and updating the config all
+signal the job's ``StopSignal`` and wait for its thread: the cycle in flight
+finishes and commits, then the job ends. Resuming starts a new job, which
+resumes from the tables' offsets. A job that raises marks the connector
+FAILED with the trace; a task that fails inside a cycle marks only that task
+FAILED (the coordinator commits the others' output and leaves the failed
+task's partitions alone until it is restarted).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from typing import Any, Callable
+
+from connector.channel.coordinator import CycleReport
+from connector.config.sink_config import SinkConfig
+from connector.herder.states import (
+    FAILED,
+    PAUSED,
+    RESTARTING,
+    RUNNING,
+    STOPPED,
+    UNASSIGNED,
+    connector_state_info,
+    state_info,
+    task_state_info,
+)
+from connector.job import SinkJob, StopSignal
+from connector.kafka.offsets import TopicPartition
+
+log = logging.getLogger(__name__)
+
+Resolver = Callable[[dict[str, str]], dict[str, str]]  # placeholders → values, when a job starts
+
+
+class ObservedJob(SinkJob):
+    """A SinkJob that hands each cycle's report to the runtime (task failures, topics read)."""
+
+    def __init__(self, *args: Any, observer: Callable[[CycleReport], None], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.observer = observer
+
+    def cycle(self, start: dict[TopicPartition, int], target: dict[TopicPartition, int]) -> CycleReport | None:
+        report = super().cycle(start, target)
+        if report is not None:
+            self.observer(report)
+        return report
+
+
+def declared_tasks(config: dict[str, str]) -> int:
+    """``tasks.max`` of a config that passed validation (1 if it cannot be read)."""
+    try:
+        return max(1, int(config.get("tasks.max", "1")))
+    except ValueError:
+        return 1
+
+
+class ConnectorRuntime:
+    """A connector's job thread and reported states. Lifecycle calls hold ``lock`` (one change at a time)."""
+
+    def __init__(self, name: str, config: dict[str, str], target_state: str, *, worker: dict[str, str],
+                 runner: Any, worker_id: str, resolve: Resolver):
+        self.name = name
+        self.config = config  # as submitted, placeholders unresolved
+        self.target_state = target_state
+        self.worker = worker
+        self.runner = runner
+        self.worker_id = worker_id
+        self.resolve = resolve
+        self.lock = threading.RLock()
+        self._status_lock = threading.Lock()
+        self._connector: tuple[str, str | None] = (UNASSIGNED, None)
+        self._tasks: dict[int, tuple[str, str | None]] = {}
+        # Failed tasks (id → trace) stay failed across pause/resume and connector-only restarts;
+        # the running coordinator shares this dict and skips their partitions.
+        self.failed_tasks: dict[int, str] = {}
+        self.topics: set[str] = set()
+        self._thread: threading.Thread | None = None
+        self._stop: StopSignal | None = None
+        self.job: ObservedJob | None = None
+
+    # --- lifecycle (callers hold self.lock) --------------------------------------------------
+
+    def apply(self, target_state: str) -> None:
+        """Move to ``target_state``: end the current job after its in-flight commit, then start or park."""
+        with self.lock:
+            self.halt()
+            self.target_state = target_state
+            self._launch_or_park()
+
+    def update_config(self, config: dict[str, str]) -> None:
+        """Restart under ``config``; the old job has ended before the new one starts."""
+        with self.lock:
+            self.halt()
+            self.config = config
+            self.failed_tasks.clear()
+            self._launch_or_park()
+
+    def restart(self, connector: bool, tasks: set[int]) -> None:
+        """Restart the job (``connector``) and/or clear the given tasks' failures so they run again."""
+        with self.lock:
+            if self.target_state != RUNNING:
+                return
+            for task in tasks:
+                self.failed_tasks.pop(task, None)
+            if connector or not self.alive:
+                self.halt()
+                self._launch_or_park()
+                return
+            with self._status_lock:
+                for task in tasks:
+                    if task in self._tasks:
+                        self._tasks[task] = (RUNNING, None)
+
+    def mark_restarting(self, connector: bool, tasks: set[int]) -> None:
+        with self._status_lock:
+            if connector:
+                self._connector = (RESTARTING, None)
+            for task in tasks:
+                self._tasks[task] = (RESTARTING, None)
+
+    def signal_stop(self) -> None:
+        """Ask the job to end after its in-flight commit (without waiting)."""
+        if self._stop is not None:
+            self._stop.event.set()
+
+    def halt(self) -> None:
+        """End the job after its in-flight commit and wait for its thread."""
+        self.signal_stop()
+        if self._thread is not None:
+            self._thread.join()
+        self._thread = self._stop = self.job = None
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _launch_or_park(self) -> None:
+        if self.target_state == RUNNING:
+            self._launch()
+            return
+        with self._status_lock:
+            if self.target_state == STOPPED:
+                self.failed_tasks.clear()  # a stopped connector has no tasks; resuming makes new ones
+                self._connector, self._tasks = (STOPPED, None), {}
+            else:
+                self._connector = (PAUSED, None)
+                self._tasks = {task: self._failed_or(task, PAUSED) for task in range(declared_tasks(self.config))}
+
+    def _launch(self) -> None:
+        with self._status_lock:
+            self._connector = (UNASSIGNED, None)
+            self._tasks = {task: self._failed_or(task, UNASSIGNED) for task in range(declared_tasks(self.config))}
+        self._stop = StopSignal()
+        self._thread = threading.Thread(target=self._run, args=(self._stop,), name=f"connector-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+
+    def _failed_or(self, task: int, state: str) -> tuple[str, str | None]:
+        trace = self.failed_tasks.get(task)
+        return (FAILED, trace) if trace is not None else (state, None)
+
+    # --- the job thread ------------------------------------------------------------------------
+
+    def _run(self, stop: StopSignal) -> None:
+        try:
+            sink = SinkConfig.parse(self.resolve(dict(self.config)), self.worker)
+            job = ObservedJob(sink, self.runner, stop=stop, observer=self._cycle_done)
+            job.coordinator.isolate_tasks = True
+            job.coordinator.failed_tasks = self.failed_tasks
+            self.job = job
+            self.runner.spark  # noqa: B018 - waits for the worker's session: UNASSIGNED until it is up
+            if stop.requested:
+                return
+            self._set_running(sink.connect.tasks_max)
+            job.run()
+        except Exception:  # noqa: BLE001 - any failure of the job is the connector's FAILED state
+            trace = traceback.format_exc()
+            log.error("Connector %s failed:\n%s", self.name, trace)
+            if not stop.requested:
+                self._set_failed(trace)
+
+    def _set_running(self, tasks: int) -> None:
+        with self._status_lock:
+            self._connector = (RUNNING, None)
+            self._tasks = {task: self._failed_or(task, RUNNING) for task in range(tasks)}
+
+    def _set_failed(self, trace: str) -> None:
+        with self._status_lock:
+            self._connector = (FAILED, trace)
+            self._tasks = {task: (FAILED, self.failed_tasks.get(task, trace)) for task in self._tasks}
+
+    def _cycle_done(self, report: CycleReport) -> None:
+        with self._status_lock:
+            self.topics.update(report.bytes_read)
+            for task, trace in report.failed_tasks.items():
+                self._tasks[task] = (FAILED, trace)
+
+    # --- what the REST API shows ---------------------------------------------------------------
+
+    def task_ids(self) -> list[int]:
+        """The connector's task ids: none while STOPPED."""
+        return [] if self.target_state == STOPPED else list(range(declared_tasks(self.config)))
+
+    def status(self) -> dict:
+        with self._status_lock:
+            state, trace = self._connector
+            tasks = [task_state_info(task, s, self.worker_id, t) for task, (s, t) in self._tasks.items()]
+        return connector_state_info(self.name, state_info(state, self.worker_id, trace), tasks)
+
+    def task_status(self, task: int) -> dict | None:
+        with self._status_lock:
+            if task not in self._tasks:
+                return None
+            state, trace = self._tasks[task]
+        return task_state_info(task, state, self.worker_id, trace)
+
+    def task_state(self, task: int) -> str | None:
+        with self._status_lock:
+            entry = self._tasks.get(task)
+        return entry[0] if entry else None
+
+    def connector_state(self) -> str:
+        with self._status_lock:
+            return self._connector[0]

@@ -1,0 +1,403 @@
+"""The worker's herder: every connector's config, target state and job, behind the REST API.
+
+Connect's herder semantics on one process: configs and target states are kept
+in the store (SQLite in the data dir) and come back on start; each connector
+runs as a continuous job over the worker's one Spark session
+(:mod:`connector.herder.connector_runtime`). Every method is synchronous and
+thread-safe: the store lock guards which connectors exist, each connector's own
+lock serializes changes to it, so concurrent updates of one connector apply
+one after the other and a connector never keeps running under an old config.
+Errors are raised as :mod:`connector.herder.errors` with Connect's messages.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import subprocess
+import threading
+from concurrent.futures import Future
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from connector.api.errors import ConnectException
+from connector.config.sink_config import SinkConfig
+from connector.herder.connector_runtime import ConnectorRuntime
+from connector.herder.errors import AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError
+from connector.herder.sink_offsets import (
+    ALTERED,
+    RESET,
+    SinkOffsets,
+    not_stopped_message,
+    offsets_body,
+    parse_alter_request,
+)
+from connector.herder.states import FAILED, RUNNING, STOPPED
+from connector.herder.store import ConnectorStore
+from connector.spark.runner import SparkTaskRunner
+
+log = logging.getLogger(__name__)
+
+INVALID_CONFIG = ("Connector configuration is invalid and contains the following {count} error(s):\n{errors}\n"
+                  "You can also find the above list of errors at the endpoint "
+                  "`/connector-plugins/{{connectorType}}/config/validate`")
+
+
+class Herder:
+    """All connectors of one worker. See the module doc; method contracts are in docs/rest-api.md."""
+
+    def __init__(self, worker: dict[str, str], *, data_dir: Path, spark: Any, worker_id: str,
+                 providers: Any = None):
+        self.worker = dict(worker)
+        self.worker_id = worker_id
+        self.data_dir = Path(data_dir)
+        self.providers = providers
+        self._spark = spark
+        self.runner = SparkTaskRunner(spark, isolate_failures=True)
+        self._lock = threading.Lock()  # which connectors exist, and the store
+        self._runtimes: dict[str, ConnectorRuntime] = {}
+        self._store: ConnectorStore | None = None
+        self._started = False
+        self._cluster_id: str | None = None
+
+    # --- worker -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load the store and bring every connector back in its target state."""
+        with self._lock:
+            self._store = ConnectorStore(self.data_dir)
+            for stored in self._store.load():
+                runtime = self._new_runtime(stored.name, stored.config, stored.target_state)
+                self._runtimes[stored.name] = runtime
+                runtime.apply(stored.target_state)
+            self._started = True
+        log.info("Herder started with %d connector(s)", len(self._runtimes))
+
+    def shutdown(self) -> None:
+        """End every job after its in-flight commit (all signalled first, then awaited)."""
+        with self._lock:
+            runtimes = list(self._runtimes.values())
+            self._started = False
+        for runtime in runtimes:
+            runtime.signal_stop()
+        for runtime in runtimes:
+            with runtime.lock:
+                runtime.halt()
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def ready(self) -> bool:
+        """True once the store is loaded and the Spark session is up."""
+        if not self._started:
+            return False
+        if isinstance(self._spark, Future):
+            return self._spark.done() and self._spark.exception() is None
+        return True
+
+    def server_info(self) -> dict:
+        return {"version": _version(), "commit": _commit(), "kafka_cluster_id": self._kafka_cluster_id()}
+
+    def _kafka_cluster_id(self) -> str | None:
+        if self._cluster_id is None:
+            from confluent_kafka.admin import AdminClient
+
+            from connector.kafka.client_config import admin_config
+
+            conf: dict[str, Any] = dict(admin_config(self.worker, {}, connector_name="worker"))
+            admin = AdminClient(conf)
+            self._cluster_id = admin.list_topics(timeout=10).cluster_id
+        return self._cluster_id
+
+    # --- configs ----------------------------------------------------------------------------
+
+    def connector_names(self) -> list[str]:
+        with self._lock:
+            return list(self._runtimes)
+
+    def connector_info(self, name: str) -> dict:
+        runtime = self._get(name, f"Connector {name} not found")
+        return {"name": name, "config": dict(runtime.config),
+                "tasks": [{"connector": name, "task": task} for task in runtime.task_ids()], "type": "sink"}
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return dict(self._get(name, f"Connector {name} not found").config)
+
+    def create_connector(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict:
+        config = self._named(name, config)
+        self._validate(config)
+        target = initial_state or RUNNING
+        with self._lock:
+            if name in self._runtimes:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            self._create(name, config, target)
+        return self.connector_info(name)
+
+    def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, dict]:
+        """Create or replace; (created?, ConnectorInfo). A running connector restarts under the new config."""
+        config = self._named(name, config)
+        self._validate(config)
+        while True:
+            with self._lock:
+                runtime = self._runtimes.get(name)
+                if runtime is None:
+                    self._create(name, config, RUNNING)
+                    return True, self.connector_info(name)
+            with runtime.lock:
+                if self._runtimes.get(name) is not runtime:
+                    continue  # deleted meanwhile: create it again
+                self._require_store().put(name, config, runtime.target_state)
+                runtime.update_config(config)
+                return False, self.connector_info(name)
+
+    def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> dict:
+        """Merge ``patch`` into the config (``None`` removes a key) and apply it like a PUT."""
+        runtime = self._get(name, f"Connector {name} not found")
+        with runtime.lock:
+            merged = dict(runtime.config)
+            for key, value in patch.items():
+                if value is None:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+            config = self._named(name, merged)
+            self._validate(config)
+            self._require_store().put(name, config, runtime.target_state)
+            runtime.update_config(config)
+        return self.connector_info(name)
+
+    def _create(self, name: str, config: dict[str, str], target: str) -> None:
+        """Store and start a new connector (caller holds the store lock)."""
+        self._require_store().put(name, config, target)
+        runtime = self._new_runtime(name, config, target)
+        self._runtimes[name] = runtime
+        runtime.apply(target)
+
+    def _new_runtime(self, name: str, config: dict[str, str], target: str) -> ConnectorRuntime:
+        return ConnectorRuntime(name, config, target, worker=self.worker, runner=self.runner,
+                                worker_id=self.worker_id, resolve=self._resolve)
+
+    @staticmethod
+    def _named(name: str, config: dict[str, str]) -> dict[str, str]:
+        given = config.get("name")
+        if given is not None and given != name:
+            raise BadRequestError(f"Connector name configuration ({given}) doesn't match connector name "
+                                  f"in the URL ({name})")
+        return dict(config) if given is not None else {**config, "name": name}
+
+    # --- validation and config providers ----------------------------------------------------
+
+    def _validate(self, config: dict[str, str]) -> None:
+        validation = _validation_module()
+        if validation is not None:
+            message = validation.invalid_config_message(
+                validation.validate_connector_config(config, self.worker, self._providers()))
+            if message:
+                raise BadRequestError(message)
+            return
+        try:  # until connector.herder.validation lands: the parser's first error
+            SinkConfig.parse(self._resolve(config), self.worker)
+        except (ConnectException, ValueError) as exc:
+            raise BadRequestError(INVALID_CONFIG.format(count=1, errors=exc)) from exc
+
+    def validate(self, config: dict[str, str]) -> dict:
+        validation = _validation_module()
+        if validation is None:
+            raise NotImplementedError("connector.herder.validation is not available")
+        return validation.validate_connector_config(config, self.worker, self._providers())
+
+    def plugin_config(self, plugin: str) -> list[dict]:
+        validation = _validation_module()
+        if validation is None:
+            raise NotImplementedError("connector.herder.validation is not available")
+        return validation.plugin_config_keys(plugin)
+
+    def _providers(self) -> Any:
+        if self.providers is None and importlib.util.find_spec("connector.config.providers") is not None:
+            from connector.config.providers import ConfigProviders  # type: ignore[import-not-found,unused-ignore]
+
+            self.providers = ConfigProviders.from_worker(self.worker)
+        # TODO(issue 9): without connector.config.providers (the providers helper's module) placeholders
+        # pass through unresolved.
+        return self.providers
+
+    def _resolve(self, config: dict[str, str]) -> dict[str, str]:
+        """The config a job runs with: placeholders resolved now, never written back."""
+        providers = self._providers()
+        return providers.resolve(config) if providers is not None else dict(config)
+
+    # --- states -----------------------------------------------------------------------------
+
+    def connector_status(self, name: str) -> dict:
+        return self._get(name, f"No status found for connector {name}").status()
+
+    def task_status(self, name: str, task: int) -> dict:
+        runtime = self._get(name, f"No status found for task {name}-{task}")
+        status = runtime.task_status(task)
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return status
+
+    def task_configs(self, name: str) -> list[dict]:
+        runtime = self._get(name, f"Connector {name} not found")
+        return [{"id": {"connector": name, "task": task}, "config": _task_config(runtime.config)}
+                for task in runtime.task_ids()]
+
+    def tasks_config(self, name: str) -> dict:
+        return {f"{name}-{entry['id']['task']}": entry["config"] for entry in self.task_configs(name)}
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def pause(self, name: str) -> None:
+        self._set_target(name, "PAUSED")
+
+    def resume(self, name: str) -> None:
+        self._set_target(name, RUNNING)
+
+    def stop(self, name: str) -> None:
+        self._set_target(name, STOPPED)
+
+    def _set_target(self, name: str, target: str) -> None:
+        runtime = self._get(name, f"Unknown connector {name}")
+        with runtime.lock:
+            if runtime.target_state == target:
+                return  # idempotent, as in Connect (a FAILED connector is not restarted by resume)
+            self._require_store().set_target_state(name, target)
+            runtime.apply(target)
+
+    def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> dict | None:
+        """None (204) for a plain restart; otherwise the status with RESTARTING instances (202)."""
+        runtime = self._get(name, f"Unknown connector: {name}")
+        with runtime.lock:
+            if not include_tasks and not only_failed:
+                runtime.restart(connector=True, tasks=set())
+                return None
+            status = runtime.status()
+            connector = not only_failed or status["connector"]["state"] == FAILED
+            tasks = {entry["id"] for entry in status["tasks"]
+                     if include_tasks and (not only_failed or entry["state"] == FAILED)}
+            runtime.mark_restarting(connector, tasks)
+            answer = runtime.status()
+            runtime.restart(connector, tasks)
+        return answer
+
+    def restart_task(self, name: str, task: int) -> None:
+        runtime = self._get(name, f"Unknown connector: {name}")
+        with runtime.lock:
+            if task not in runtime.task_ids():
+                raise NotFoundError(f"Unknown task: {name}-{task}")
+            runtime.restart(connector=False, tasks={task})
+
+    def delete_connector(self, name: str) -> None:
+        runtime = self._get(name, f"Connector {name} not found")
+        with runtime.lock:
+            with self._lock:
+                if self._runtimes.get(name) is not runtime:
+                    raise NotFoundError(f"Connector {name} not found")
+                self._require_store().delete(name)
+                del self._runtimes[name]
+            runtime.halt()
+
+    # --- topics -----------------------------------------------------------------------------
+
+    def active_topics(self, name: str) -> dict:
+        self._check_tracking()
+        with self._lock:
+            runtime = self._runtimes.get(name)
+        topics = sorted(runtime.topics) if runtime is not None else []
+        return {name: {"topics": topics}}
+
+    def reset_active_topics(self, name: str) -> None:
+        self._check_tracking()
+        if self.worker.get("topic.tracking.allow.reset", "true").strip().lower() == "false":
+            raise ForbiddenError("Topic tracking reset is disabled.")
+        with self._lock:
+            runtime = self._runtimes.get(name)
+        if runtime is not None:
+            runtime.topics.clear()
+
+    def _check_tracking(self) -> None:
+        if self.worker.get("topic.tracking.enable", "true").strip().lower() == "false":
+            raise ForbiddenError("Topic tracking is disabled.")
+
+    # --- offsets ----------------------------------------------------------------------------
+
+    def offsets(self, name: str) -> dict:
+        runtime = self._get(name, f"Connector {name} not found")
+        return offsets_body(self._sink_offsets(runtime).current())
+
+    def alter_offsets(self, name: str, body: dict) -> dict:
+        changes = parse_alter_request(body)
+        runtime = self._get(name, f"Connector {name} not found")
+        with runtime.lock:
+            self._require_stopped(runtime)
+            self._sink_offsets(runtime).alter(changes)
+        return {"message": ALTERED}
+
+    def reset_offsets(self, name: str) -> dict:
+        runtime = self._get(name, f"Connector {name} not found")
+        with runtime.lock:
+            self._require_stopped(runtime)
+            self._sink_offsets(runtime).reset()
+        return {"message": RESET}
+
+    @staticmethod
+    def _require_stopped(runtime: ConnectorRuntime) -> None:
+        if runtime.target_state != STOPPED or runtime.alive:
+            raise BadRequestError(not_stopped_message(runtime.name))
+
+    def _sink_offsets(self, runtime: ConnectorRuntime) -> SinkOffsets:
+        return SinkOffsets(SinkConfig.parse(self._resolve(dict(runtime.config)), self.worker))
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _get(self, name: str, not_found: str) -> ConnectorRuntime:
+        with self._lock:
+            runtime = self._runtimes.get(name)
+        if runtime is None:
+            raise NotFoundError(not_found)
+        return runtime
+
+    def _require_store(self) -> ConnectorStore:
+        if self._store is None:
+            raise RuntimeError("Herder.start() has not run")
+        return self._store
+
+
+def _task_config(config: dict[str, str]) -> dict[str, str]:
+    """A task's config as Connect lists it: the connector's plus ``task.class``."""
+    connector_class = config.get("connector.class", "")
+    task_class = connector_class[:-len("Connector")] + "Task" if connector_class.endswith("Connector") else ""
+    return {**config, "task.class": task_class} if task_class else dict(config)
+
+
+def _validation_module() -> Any:
+    if importlib.util.find_spec("connector.herder.validation") is None:
+        return None  # TODO(issue 9): lands with the REST helper's branch
+    from connector.herder import validation  # type: ignore[attr-defined,unused-ignore]
+
+    return validation
+
+
+def _version() -> str:
+    try:
+        return metadata.version("icefloe")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+_COMMIT: list[str] = []
+
+
+def _commit() -> str:
+    """The source tree's git commit (16 hex digits, as Connect shows its own), or "unknown"."""
+    if not _COMMIT:
+        try:
+            out = subprocess.run(["git", "rev-parse", "--short=16", "HEAD"], cwd=Path(__file__).parent,
+                                 capture_output=True, text=True, timeout=5)
+            _COMMIT.append(out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown")
+        except OSError:
+            _COMMIT.append("unknown")
+    return _COMMIT[0]

@@ -174,7 +174,9 @@ class ConnectorRuntime:
             job.coordinator.isolate_tasks = True
             job.coordinator.failed_tasks = self.failed_tasks
             self.job = job
-            self.runner.spark  # noqa: B018 - waits for the worker's session: UNASSIGNED until it is up
+            while not self.runner.session_ready(timeout=0.5):  # UNASSIGNED until the worker's session is up
+                if stop.requested:
+                    return
             if stop.requested:
                 return
             self._set_running(sink.connect.tasks_max)

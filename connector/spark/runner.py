@@ -10,6 +10,7 @@ task, no rows crossing the Python/JVM boundary).
 from __future__ import annotations
 
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Sequence
 
 from connector.channel.messages import TaskAssignment, TaskResult
@@ -32,6 +33,15 @@ class SparkTaskRunner:
     @property
     def spark(self) -> Any:
         return self._spark.result() if isinstance(self._spark, Future) else self._spark
+
+    def session_ready(self, timeout: float) -> bool:
+        """Whether the session is up, waiting at most ``timeout`` seconds; raises if it failed to start."""
+        if isinstance(self._spark, Future):
+            try:
+                self._spark.result(timeout=timeout)
+            except FutureTimeout:
+                return False
+        return True
 
     @property
     def default_parallelism(self) -> int:

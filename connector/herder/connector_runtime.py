@@ -64,7 +64,8 @@ class ConnectorRuntime:
     """A connector's job thread and reported states. Lifecycle calls hold ``lock`` (one change at a time)."""
 
     def __init__(self, name: str, config: dict[str, str], target_state: str, *, worker: dict[str, str],
-                 runner: Any, worker_id: str, resolve: Resolver):
+                 runner: Any, worker_id: str, resolve: Resolver,
+                 on_topics: Callable[[set[str]], None] | None = None):
         self.name = name
         self.config = config  # as submitted, placeholders unresolved
         self.target_state = target_state
@@ -79,7 +80,8 @@ class ConnectorRuntime:
         # Failed tasks (id → trace) stay failed across pause/resume and connector-only restarts;
         # the running coordinator shares this dict and skips their partitions.
         self.failed_tasks: dict[int, str] = {}
-        self.topics: set[str] = set()
+        self.topics: set[str] = set()  # active topics: read records from since the last reset
+        self.on_topics = on_topics  # told about topics read for the first time (to persist them)
         self._thread: threading.Thread | None = None
         self._stop: StopSignal | None = None
         self.job: ObservedJob | None = None
@@ -104,11 +106,9 @@ class ConnectorRuntime:
     def restart(self, connector: bool, tasks: set[int]) -> None:
         """Restart the job (``connector``) and/or clear the given tasks' failures so they run again."""
         with self.lock:
-            if self.target_state != RUNNING:
-                return
             for task in tasks:
                 self.failed_tasks.pop(task, None)
-            if connector or not self.alive:
+            if connector or not self.alive or self.target_state != RUNNING:
                 self.halt()
                 self._launch_or_park()
                 return
@@ -199,9 +199,12 @@ class ConnectorRuntime:
 
     def _cycle_done(self, report: CycleReport) -> None:
         with self._status_lock:
-            self.topics.update(report.bytes_read)
+            new_topics = set(report.bytes_read) - self.topics
+            self.topics.update(new_topics)
             for task, trace in report.failed_tasks.items():
                 self._tasks[task] = (FAILED, trace)
+        if new_topics and self.on_topics is not None:
+            self.on_topics(new_topics)
 
     # --- what the REST API shows ---------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import sqlite3
 import subprocess
 import threading
 from concurrent.futures import Future
@@ -69,6 +70,7 @@ class Herder:
             self._store = ConnectorStore(self.data_dir)
             for stored in self._store.load():
                 runtime = self._new_runtime(stored.name, stored.config, stored.target_state)
+                runtime.topics.update(self._store.active_topics(stored.name))
                 self._runtimes[stored.name] = runtime
                 runtime.apply(stored.target_state)
             self._started = True
@@ -176,8 +178,16 @@ class Herder:
         runtime.apply(target)
 
     def _new_runtime(self, name: str, config: dict[str, str], target: str) -> ConnectorRuntime:
+        def remember(topics: set[str]) -> None:
+            store = self._store
+            try:
+                if store is not None:
+                    store.add_active_topics(name, topics)
+            except sqlite3.Error as exc:  # topic tracking must not fail the connector
+                log.warning("Could not record the active topics of %s: %s", name, exc)
+
         return ConnectorRuntime(name, config, target, worker=self.worker, runner=self.runner,
-                                worker_id=self.worker_id, resolve=self._resolve)
+                                worker_id=self.worker_id, resolve=self._resolve, on_topics=remember)
 
     @staticmethod
     def _named(name: str, config: dict[str, str]) -> dict[str, str]:
@@ -293,12 +303,12 @@ class Herder:
     def delete_connector(self, name: str) -> None:
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
+            if self._runtimes.get(name) is not runtime:
+                raise NotFoundError(f"Connector {name} not found")
+            runtime.halt()  # first, so that its last cycle cannot record anything for the deleted name
             with self._lock:
-                if self._runtimes.get(name) is not runtime:
-                    raise NotFoundError(f"Connector {name} not found")
                 self._require_store().delete(name)
                 del self._runtimes[name]
-            runtime.halt()
 
     # --- topics -----------------------------------------------------------------------------
 
@@ -315,8 +325,9 @@ class Herder:
             raise ForbiddenError("Topic tracking reset is disabled.")
         with self._lock:
             runtime = self._runtimes.get(name)
-        if runtime is not None:
-            runtime.topics.clear()
+            if runtime is not None:
+                self._require_store().reset_active_topics(name)
+                runtime.topics.clear()
 
     def _check_tracking(self) -> None:
         if self.worker.get("topic.tracking.enable", "true").strip().lower() == "false":

@@ -1,7 +1,8 @@
 """The worker's connector store: configs as submitted and target states, in SQLite under the data dir.
 
 Each connector is one row (name, config JSON with its placeholders unresolved,
-target state, creation order). Every change is one transaction, so a config is
+target state, creation order), plus the topics it has read (Connect's active
+topics, which survive a restart as they do in Connect's status topic). Every change is one transaction, so a config is
 never half-written and a worker killed at any moment comes back with the last
 complete change.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,11 @@ CREATE TABLE IF NOT EXISTS connectors (
     name TEXT NOT NULL UNIQUE,
     config TEXT NOT NULL,
     target_state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS active_topics (
+    name TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    PRIMARY KEY (name, topic)
 )
 """
 
@@ -42,7 +49,7 @@ class ConnectorStore:
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(SCHEMA)
+            self._db.executescript(SCHEMA)
 
     def load(self) -> list[StoredConnector]:
         """Every connector, in creation order."""
@@ -69,6 +76,23 @@ class ConnectorStore:
         with self._lock, self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("DELETE FROM connectors WHERE name = ?", (name,))
+            self._db.execute("DELETE FROM active_topics WHERE name = ?", (name,))
+
+    def active_topics(self, name: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute("SELECT topic FROM active_topics WHERE name = ? ORDER BY topic", (name,))
+            return [topic for (topic,) in rows.fetchall()]
+
+    def add_active_topics(self, name: str, topics: Iterable[str]) -> None:
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR IGNORE INTO active_topics (name, topic) VALUES (?, ?)",
+                                 [(name, topic) for topic in topics])
+
+    def reset_active_topics(self, name: str) -> None:
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM active_topics WHERE name = ?", (name,))
 
     def close(self) -> None:
         with self._lock:

@@ -95,6 +95,8 @@ def test_a_restarted_worker_brings_connectors_back_in_their_states(kafka_broker,
             wait_until(lambda c=conf, s=state: second.connector_status(c["name"])["connector"]["state"] == s, state)
         assert second.connector_status(props["STOPPED"]["name"])["tasks"] == []
         wait_for_ids(props["RUNNING"], "db.t", list(range(100)))
+        running = props["RUNNING"]["name"]
+        assert second.active_topics(running) == {running: {"topics": [topics["RUNNING"]]}}
 
         second.resume(props["PAUSED"]["name"])
         wait_for_ids(props["PAUSED"], "db.t", list(range(100)))

@@ -97,6 +97,16 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
 
     stop = StopSignal()
     stop.install()
+    metrics = None
+    if args.metrics_port is not None:
+        from connector.metrics import JobMetrics, start_metrics_server
+
+        try:
+            start_metrics_server(args.metrics_port)
+        except OSError as exc:
+            print(f"Cannot serve metrics on port {args.metrics_port}: {exc}", file=sys.stderr)
+            return 2
+        metrics = JobMetrics(config.name)
     borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
     spark_conf = _spark_conf(args.spark_conf)
     bar = terminal_bar(console) if console is not None else None
@@ -107,7 +117,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     starting.shutdown(wait=False)
     try:
         job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
-                      progress_bar=bar)
+                      progress_bar=bar, metrics=metrics)
         if bar is not None:
             with bar:
                 summary = job.run()

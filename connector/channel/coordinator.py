@@ -48,6 +48,25 @@ class CycleReport:
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     schema_rounds: int = 0
     seconds: float = 0.0
+    # for metrics
+    records_by_task: dict[str, int] = field(default_factory=dict)  # task number (of its round) → records
+    bytes_written: dict[str, int] = field(default_factory=dict)  # table → data file bytes
+    schema_changes: dict[str, dict[str, int]] = field(default_factory=dict)  # table → {"create"/"update": n}
+
+    def count_results(self, results: Iterable[TaskResult]) -> None:
+        """Per task records read and per table bytes written, from the tasks' results."""
+        for result in results:
+            task = result.task_id.rsplit("-", 1)[-1]  # "<connector>-<cycle>-<round>-<task>"
+            self.records_by_task[task] = self.records_by_task.get(task, 0) + result.records_read
+            for table, files in result.data_files.items():
+                size = sum(getattr(f, "file_size_in_bytes", 0) or 0 for f in files)
+                self.bytes_written[table] = self.bytes_written.get(table, 0) + size
+
+    def count_schema_changes(self, needs: SchemaNeeds) -> None:
+        for kind, tables in (("create", needs.create), ("update", needs.updates)):
+            for table in tables:
+                changes = self.schema_changes.setdefault(table, {})
+                changes[kind] = changes.get(kind, 0) + 1
 
 
 class Coordinator:
@@ -111,7 +130,7 @@ class Coordinator:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
-        self._create_missing_tables(start, covered)
+        self._create_missing_tables(start, covered, report)
         groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,
                              min_split_records=MIN_SPLIT_RECORDS)
         results: list[TaskResult] = []
@@ -124,16 +143,19 @@ class Coordinator:
             needs = SchemaNeeds()
             for result in round_results:
                 needs.merge(result.needs)
+            report.count_schema_changes(needs)
             unfinished = [[rng] for r in round_results for rng in r.unfinished]
             return needs, unfinished or None
 
         schema_rounds(self.catalog, self.config, groups, run_round)
+        report.count_results(results)
         self._commit(CommitBatch.of(results), covered, report)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
 
-    def _create_missing_tables(self, start: dict[TopicPartition, int], covered: dict[TopicPartition, int]) -> None:
+    def _create_missing_tables(self, start: dict[TopicPartition, int], covered: dict[TopicPartition, int],
+                               report: CycleReport) -> None:
         """Probe the first records on the driver and create missing static tables up front."""
         if self.probe is None or not self.config.iceberg.auto_create:
             return
@@ -143,6 +165,7 @@ class Coordinator:
             needs = self.probe(self.config, OffsetRange(tp[0], tp[1], start[tp], covered[tp]))
             if needs:
                 apply_schema_needs(self.catalog, self.config, needs.create, needs.updates)
+                report.count_schema_changes(needs)
             if all(self.catalog.table_exists(t) for t in self.config.iceberg.tables):
                 return
 

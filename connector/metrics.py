@@ -53,6 +53,24 @@ class _Families:
         self.commit_latency = Histogram("icefloe_commit_latency_seconds", "From a cycle's start until its "
                                         "commit is visible", ["connector"], buckets=LATENCY_BUCKETS,
                                         registry=registry)
+        # connector → (family, label values) of every series it has, so that deleting a connector
+        # removes them all, whichever of its jobs (before a restart, after) created them
+        self.series: dict[str, set[tuple[Any, tuple[str, ...]]]] = {}
+        self.lock = threading.Lock()
+
+    def child(self, family: Any, values: tuple[str, ...]) -> Any:
+        with self.lock:
+            self.series.setdefault(values[0], set()).add((family, values))
+        return family.labels(*values)
+
+    def remove(self, connector: str) -> None:
+        with self.lock:
+            series = self.series.pop(connector, set())
+        for family, values in series:
+            try:
+                family.remove(*values)
+            except KeyError:  # already gone
+                pass
 
 
 _families: weakref.WeakKeyDictionary[CollectorRegistry, _Families] = weakref.WeakKeyDictionary()
@@ -72,16 +90,11 @@ class JobMetrics:
     def __init__(self, connector: str, registry: CollectorRegistry = REGISTRY):
         self.connector = connector
         self._m = _families_of(registry)
-        self._series: set[tuple[Any, tuple[str, ...]]] = set()  # (family, label values) to remove on close
         self._committed: dict[TopicPartition, int] = {}
-        self._lock = threading.Lock()
         self._child(self._m.up).set(1)
 
     def _child(self, family: Any, *labels: Any) -> Any:
-        values = (self.connector, *(str(label) for label in labels))
-        with self._lock:
-            self._series.add((family, values))
-        return family.labels(*values)
+        return self._m.child(family, (self.connector, *(str(label) for label in labels)))
 
     def cycle_done(self, report: CycleReport, targets: dict[TopicPartition, int]) -> None:
         """Count what a committed cycle did; ``targets`` are the end offsets the job is heading for."""
@@ -121,13 +134,7 @@ class JobMetrics:
 
     def close(self) -> None:
         """Remove every series of this connector (it was deleted: its counters must not linger)."""
-        with self._lock:
-            series, self._series = self._series, set()
-        for family, values in series:
-            try:
-                family.remove(*values)
-            except KeyError:  # already gone
-                pass
+        self._m.remove(self.connector)
 
 
 def metrics_app(registry: CollectorRegistry = REGISTRY) -> Callable:

@@ -129,6 +129,8 @@ class SinkJob:
     def catch_up(self, target: dict[TopicPartition, int], summary: JobSummary, cycles: int | None = None) -> bool:
         """Run cycles towards ``target`` (at most ``cycles``); whether some backlog is left."""
         start = self.coordinator.start_offsets(list(target))
+        if self.metrics is not None:
+            self.metrics.positions(start, target)
         progress = Progress(start, target, bar=self.progress_bar)
         done = 0
         while not progress.caught_up and not self.stop.requested and (cycles is None or done < cycles):

@@ -117,9 +117,17 @@ class JobMetrics:
         for label, count in counts.items():
             self._child(family, label).inc(count)
 
+    def positions(self, start: dict[TopicPartition, int], targets: dict[TopicPartition, int]) -> None:
+        """Where each partition resumes and the end offsets now, before cycles run (or when none is due).
+
+        So a long backfill shows its lag before its first commit, and an idle
+        continuous job keeps its lag current.
+        """
+        self._positions(start, targets)
+
     def _positions(self, committed: dict[TopicPartition, int], targets: dict[TopicPartition, int]) -> None:
-        # A partition the cycle did not cover keeps its last committed offset; one never covered
-        # yet has no known position, so no lag is reported for it rather than a guess.
+        # A partition the cycle did not cover keeps its last known position; one with no known
+        # position yet gets no lag rather than a guess.
         self._committed.update(committed)
         for (topic, partition), end in targets.items():
             offset = self._committed.get((topic, partition))

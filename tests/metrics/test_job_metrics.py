@@ -67,6 +67,16 @@ def test_lag_is_the_target_minus_the_committed_offset_and_keeps_uncovered_partit
     assert value(registry, "icefloe_committed_offset", connector="sink", topic="orders", partition="1") == 10
 
 
+def test_positions_before_a_cycle_give_the_lag_of_every_partition(registry):
+    metrics = JobMetrics("sink", registry=registry)
+
+    metrics.positions({("orders", 0): 0, ("orders", 1): 10}, {("orders", 0): 25, ("orders", 1): 10})
+
+    assert value(registry, "icefloe_consumer_lag_records", connector="sink", topic="orders", partition="0") == 25
+    assert value(registry, "icefloe_consumer_lag_records", connector="sink", topic="orders", partition="1") == 0
+    assert value(registry, "icefloe_cycles_total", connector="sink") is None
+
+
 def test_a_cycle_without_files_commits_nothing(registry):
     metrics = JobMetrics("sink", registry=registry)
 

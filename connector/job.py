@@ -101,11 +101,14 @@ class SinkJob:
 
     def run(self) -> JobSummary:
         try:
-            return self._run()
+            summary = self._run()
         except Exception as exc:
             if self.metrics is not None:
                 self.metrics.failed(exc)
             raise
+        if self.metrics is not None:
+            self.metrics.stopped()
+        return summary
 
     def _run(self) -> JobSummary:
         summary = JobSummary()

@@ -33,7 +33,7 @@ class _Families:
         def gauge(name: str, text: str, *labels: str) -> Gauge:
             return Gauge(name, text, ["connector", *labels], registry=registry)
 
-        self.up = gauge("icefloe_connector_up", "1 while the connector's job runs, 0 once it failed")
+        self.up = gauge("icefloe_connector_up", "1 while the connector's job runs, 0 once it stopped or failed")
         self.cycles = counter("icefloe_cycles", "Commit cycles completed")
         self.records_read = counter("icefloe_records_read", "Kafka records read, per task", "task")
         self.bytes_read = counter("icefloe_bytes_read", "Key and value bytes of the records read", "topic")
@@ -135,6 +135,10 @@ class JobMetrics:
                 continue
             self._child(self._m.committed_offset, topic, partition).set(offset)
             self._child(self._m.lag, topic, partition).set(max(0, end - offset))
+
+    def stopped(self) -> None:
+        """The job ended without failing (caught up, or asked to stop)."""
+        self._child(self._m.up).set(0)
 
     def failed(self, exc: BaseException) -> None:
         self._child(self._m.failures, type(exc).__name__).inc()

@@ -105,6 +105,16 @@ def test_a_failure_is_counted_by_exception_class_and_the_connector_is_down(regis
     assert value(registry, "icefloe_connector_up", connector="sink") == 0
 
 
+def test_a_stopped_job_is_down_without_a_failure(registry):
+    metrics = JobMetrics("sink", registry=registry)
+    assert value(registry, "icefloe_connector_up", connector="sink") == 1
+
+    metrics.stopped()
+
+    assert value(registry, "icefloe_connector_up", connector="sink") == 0
+    assert value(registry, "icefloe_failures_total", connector="sink", exception="ConnectException") is None
+
+
 def test_close_removes_only_that_connectors_series(registry):
     kept, deleted = JobMetrics("kept", registry=registry), JobMetrics("deleted", registry=registry)
     for metrics in (kept, deleted):

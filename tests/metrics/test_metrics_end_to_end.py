@@ -66,6 +66,23 @@ def test_a_job_reports_what_it_read_wrote_and_committed(kafka_broker, spark, tmp
     assert samples(registry, "icefloe_connector_up") == {(): 0}  # caught up: the job ended
 
 
+def test_a_new_field_counts_one_schema_evolution(kafka_broker, spark, tmp_path):
+    topic, table = unique("metrics_evolve"), "db.metrics_evolve"
+    create_topic(kafka_broker.bootstrap, topic)
+    produce_round_robin(kafka_broker.bootstrap, topic, records(0, 10), 1)
+    produce_round_robin(kafka_broker.bootstrap, topic,
+                        [json.dumps({"id": i, "extra": f"x{i}"}).encode() for i in range(10, 20)], 1)
+    props = sink_props(unique("metricsevolve"), topic, table, tmp_path,
+                       **{"iceberg.tables.evolve-schema-enabled": "true"})
+    registry = CollectorRegistry()
+
+    SinkJob(SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap}), SparkTaskRunner(spark),
+            default_parallelism=2, until_caught_up=True, metrics=JobMetrics(props["name"], registry=registry)).run()
+
+    assert samples(registry, "icefloe_schema_changes_total") == {("create", table): 1, ("update", table): 1}
+    assert samples(registry, "icefloe_records_written_total") == {(table,): 20}
+
+
 def test_a_failed_job_counts_the_failure(kafka_broker, spark, tmp_path):
     topic = unique("metrics_bad")
     create_topic(kafka_broker.bootstrap, topic)

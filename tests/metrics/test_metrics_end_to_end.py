@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from connector.config.sink_config import SinkConfig
+from connector.embedded.tansu import free_port
 from connector.job import SinkJob
 from connector.metrics import JobMetrics
 from connector.spark.runner import SparkTaskRunner
@@ -97,12 +97,6 @@ def test_a_failed_job_counts_the_failure(kafka_broker, spark, tmp_path):
 
     assert samples(registry, "icefloe_failures_total") == {(type(failure.value).__name__,): 1}
     assert samples(registry, "icefloe_connector_up") == {(): 0}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def scrape(port: int) -> dict[tuple[str, tuple], float]:

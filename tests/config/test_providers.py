@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from connector import cli
 from connector.api.errors import ConfigException
 from connector.config.providers import ConfigProviders, resolve_worker_properties
-from tests.integration.harness import sink_props, write_config_file
+from tests.integration.harness import produce_round_robin, sink_props, table_rows, unique, write_config_file
+from tests.support.tansu import create_topic
 
 ALL_THREE = {
     "config.providers": "file,directory,env",
@@ -195,3 +196,33 @@ def test_an_unresolvable_placeholder_exits_2_naming_the_key(tmp_path, capsys):
 
     assert cli.main(["validate", str(config), "--worker", str(worker)]) == 2
     assert "iceberg.catalog.jdbc.password" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_run_uses_file_and_env_placeholders_and_never_prints_them(kafka_broker, spark, tmp_path, capfd, caplog,
+                                                                  monkeypatch):
+    # The secret is part of the catalog URI, so the job can only write the table if it was resolved,
+    # and a log line (Python's or Spark's) that echoed the connection settings would show it.
+    secret = "hunter2-" + unique("s")
+    topic = unique("secret")
+    create_topic(kafka_broker.bootstrap, topic)
+    produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(10)], 1)
+    (tmp_path / "creds.properties").write_text(f"catalog.uri=sqlite:///{tmp_path}/catalog-{secret}.db\n")
+    monkeypatch.setenv("ICEFLOE_TEST_BOOTSTRAP", kafka_broker.bootstrap)
+    worker = tmp_path / "worker.properties"
+    worker.write_text("bootstrap.servers=${env:ICEFLOE_TEST_BOOTSTRAP}\nconfig.providers=file,env\n"
+                      "config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+                      "config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n")
+    props = sink_props(unique("sec"), topic, "db.secret", tmp_path)
+    props["iceberg.catalog.uri"] = f"${{file:{tmp_path}/creds.properties:catalog.uri}}"
+    config = write_config_file(tmp_path / "c.json", props)
+    original = config.read_text()
+
+    with caplog.at_level(logging.DEBUG):
+        assert cli.main(["run", str(config), "--worker", str(worker), "--until-caught-up", "--quiet"]) == 0
+
+    out = capfd.readouterr()  # the JVM's output too
+    assert secret not in out.out + out.err + caplog.text
+    resolved = {**props, "iceberg.catalog.uri": f"sqlite:///{tmp_path}/catalog-{secret}.db"}
+    assert sorted(row["id"] for row in table_rows(resolved, "db.secret")) == list(range(10))
+    assert config.read_text() == original

@@ -226,3 +226,29 @@ def test_run_uses_file_and_env_placeholders_and_never_prints_them(kafka_broker, 
     resolved = {**props, "iceberg.catalog.uri": f"sqlite:///{tmp_path}/catalog-{secret}.db"}
     assert sorted(row["id"] for row in table_rows(resolved, "db.secret")) == list(range(10))
     assert config.read_text() == original
+
+
+def test_config_errors_and_reprs_do_not_echo_secrets(tmp_path):
+    from connector.config.sink_config import SinkConfig
+    from connector.kafka.client_config import consumer_config
+
+    secret = "pa55-not-echoed"
+    config = SinkConfig.parse(sink_props("r", "t", "db.t", tmp_path, **{"iceberg.catalog.jdbc.password": secret}),
+                              {"bootstrap.servers": "127.0.0.1:1"})
+    assert secret not in repr(config)
+    broken = f'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{secret}'
+    with pytest.raises(ConfigException) as raised:
+        consumer_config({"bootstrap.servers": "h:1", "sasl.jaas.config": broken}, {}, connector_name="c")
+    assert "sasl.jaas.config" in str(raised.value) and secret not in str(raised.value)
+
+
+def test_a_password_value_in_a_config_error_is_hidden_as_connect_does():
+    from connector.api.config_def import ConfigDef, ConfigType
+
+    definition = ConfigDef().define("basic.auth.user.info", ConfigType.PASSWORD, None)
+
+    with pytest.raises(ConfigException) as raised:
+        definition.parse({"basic.auth.user.info": ["user", "s3cret"]})
+
+    assert str(raised.value).startswith("Invalid value [hidden] for configuration basic.auth.user.info")
+    assert "s3cret" not in str(raised.value)

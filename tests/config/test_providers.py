@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import pytest
 from hypothesis import given
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from connector import cli
 from connector.api.errors import ConfigException
-from connector.config.providers import ConfigProviders, resolve_worker_properties
+from connector.config.providers import ConfigProviders, EnvVarConfigProvider, resolve_worker_properties
 from tests.integration.harness import produce_round_robin, sink_props, table_rows, unique, write_config_file
 from tests.support.tansu import create_topic
 
@@ -42,6 +43,15 @@ def test_values_without_placeholders_are_unchanged(config):
 def test_a_worker_without_providers_changes_nothing(config):
     assert ConfigProviders.from_worker({}).resolve(config) == config
 
+
+
+@given(st.text(), st.text(alphabet=st.characters(blacklist_characters="}:$"), min_size=1), st.text(), st.text())
+def test_any_variable_value_is_substituted_once_and_verbatim(value, name, before, after):
+    # Whatever the variable holds (even "${env:...}" text) lands as is: resolution is a single pass.
+    providers = ConfigProviders({"env": EnvVarConfigProvider(re.compile(".*"), environ={name: value})})
+    before, after = before.replace("$", ""), after.replace("$", "")
+
+    assert providers.resolve({"k": f"{before}${{env:{name}}}{after}"}) == {"k": before + value + after}
 
 def test_file_directory_and_env_placeholders_resolve(secrets, monkeypatch):
     monkeypatch.setenv("ICEFLOE_TEST_TOKEN", "tok")

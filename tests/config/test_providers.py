@@ -48,7 +48,7 @@ def test_a_worker_without_providers_changes_nothing(config):
 @given(st.text(), st.text(alphabet=st.characters(blacklist_characters="}:$"), min_size=1), st.text(), st.text())
 def test_any_variable_value_is_substituted_once_and_verbatim(value, name, before, after):
     # Whatever the variable holds (even "${env:...}" text) lands as is: resolution is a single pass.
-    providers = ConfigProviders({"env": EnvVarConfigProvider(re.compile(".*"), environ={name: value})})
+    providers = ConfigProviders({"env": EnvVarConfigProvider(re.compile(".*", re.DOTALL), environ={name: value})})
     before, after = before.replace("$", ""), after.replace("$", "")
 
     assert providers.resolve({"k": f"{before}${{env:{name}}}{after}"}) == {"k": before + value + after}

@@ -72,15 +72,18 @@ def _configure_logging(args, console: Any) -> None:
 
 
 def _load(args) -> SinkConfig:
+    from connector.config.providers import ConfigProviders, resolve_worker_properties
     from connector.kafka.client_config import load_worker_properties
 
-    worker = load_worker_properties(args.worker) if args.worker else {}
+    worker = resolve_worker_properties(load_worker_properties(args.worker)) if args.worker else {}
     if args.bootstrap_servers:
         worker["bootstrap.servers"] = args.bootstrap_servers
     if "bootstrap.servers" not in worker:
         raise ConfigException("No Kafka cluster given: pass --worker worker.properties (with bootstrap.servers) "
                               "or --bootstrap-servers HOST:PORT")
-    config = SinkConfig.parse(load_connector_file(args.config), worker)
+    # Placeholders (${file:...}, ${env:...}) resolve in memory only: the files on disk keep them.
+    props = ConfigProviders.from_worker(worker).resolve(load_connector_file(args.config))
+    config = SinkConfig.parse(props, worker)
     for key in config.unused_keys:
         log.warning("The configuration '%s' was supplied but isn't a known config.", key)
     for note in config.warnings:

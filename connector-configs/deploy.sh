@@ -263,7 +263,7 @@ while [ $i -lt $n ]; do
     case $code in
         200) scan flat "$WORK/body" | LC_ALL=C sort > "$WORK/have" || exit 1; action=update ;;
         404) : > "$WORK/have"; action=create ;;
-        *) refuse "$name" "$code"; continue ;;
+        *) echo "deploy.sh: the worker at $URL answered $code: $(scan message "$WORK/body")" >&2; exit 1 ;;
     esac
     LC_ALL=C awk -F '\t' 'FILENAME == ARGV[1] { have[$1] = $2; next }
         { want[$1] = 1; if (!($1 in have)) print "  + " $1; else if (have[$1] != $2) print "  ~ " $1 }
@@ -293,7 +293,7 @@ if [ $DRY_RUN = 1 ]; then
     if [ $CHANGES -gt 0 ]; then echo "Dry run: $CHANGES change(s) not applied."; else echo "Dry run: nothing to change."; fi
     exit 0
 fi
-[ $CHANGES -gt 0 ] || echo "Nothing to change."
+[ $CHANGES -gt 0 ] || [ -n "$FAILURES" ] || echo "Nothing to change."
 
 for i in $DEPLOYED; do
     encoded=$(sed -n 1p "$WORK/parsed.$i")

@@ -38,6 +38,7 @@ class FakeWorker:
     configs: dict[str, dict[str, str]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
     authorizations: list[str | None] = field(default_factory=list)
+    paused: set[str] = field(default_factory=set)  # as after PUT .../pause
     _fresh: set[str] = field(default_factory=set)  # PUT since the last status read: tasks not assigned yet
 
     def count(self, method: str, prefix: str = "/") -> int:
@@ -119,7 +120,9 @@ def build_app(worker: FakeWorker) -> FastAPI:
         if name in worker._fresh or config.get("stuck") == "true":
             worker._fresh.discard(name)
             return {"name": name, "connector": connector, "tasks": [], "type": "sink"}
-        tasks: list[dict[str, Any]] = [{"id": t, "state": "RUNNING", "worker_id": WORKER_ID}
+        state = "PAUSED" if name in worker.paused else "RUNNING"
+        connector["state"] = state
+        tasks: list[dict[str, Any]] = [{"id": t, "state": state, "worker_id": WORKER_ID}
                                        for t in range(int(config.get("tasks.max", "1")))]
         if config.get("fail") == "true":
             tasks[0] = {"id": 0, "state": "FAILED", "worker_id": WORKER_ID, "trace": FAIL_TRACE}

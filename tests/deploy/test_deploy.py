@@ -250,3 +250,37 @@ def test_an_unreachable_worker_gives_one_line_naming_the_url(configs, capsys):
     assert code == 1
     assert err.count("\n") == 1
     assert err.startswith(f"icefloe deploy: Cannot reach the Connect worker at {url}: ")
+
+
+def test_a_paused_connector_is_reported_and_left_paused(fake_connect, configs, capsys):
+    two_connectors(configs)
+    assert deploy(capsys, "--url", fake_connect.url, str(configs.path))[0] == 0
+    fake_connect.worker.paused.add("orders")
+    fake_connect.worker.requests.clear()
+
+    code, out, _ = deploy(capsys, "--url", fake_connect.url, str(configs.path))
+
+    assert code == 0, out
+    assert "orders: connector is PAUSED; deploy leaves it so (PUT .../resume to run it)" in out
+    assert fake_connect.worker.count("PUT") == 0
+
+
+@pytest.mark.parametrize(("key", "secret"), [
+    ("iceberg.catalog.s3.secret-access-key", True),
+    ("iceberg.catalog.s3.access-key-id", True),
+    ("iceberg.catalog.token", True),
+    ("iceberg.kafka.sasl.jaas.config", True),
+    ("value.converter.basic.auth.user.info", True),
+    ("iceberg.catalog.credential", True),
+    ("consumer.override.ssl.key.password", True),
+    ("iceberg.catalog.gcs.apikey", True),
+    ("key.converter", False),
+    ("key.converter.schemas.enable", False),
+    ("value.converter.key.subject.name.strategy", False),
+    ("iceberg.tables.default-id-columns", False),
+    ("topics", False),
+])
+def test_which_keys_count_as_secret(key, secret):
+    from connector.deploy_diff import looks_secret
+
+    assert looks_secret(key) is secret

@@ -1,16 +1,17 @@
 #!/bin/sh
 # deploy.sh: deploy Kafka Connect connector configs with curl, for machines without Python.
 #
-# Usage: deploy.sh [--url URL] [--user USER --password PASSWORD] [--dry-run] [--timeout SECONDS] PATH...
+# Usage: deploy.sh [--url URL] [--user USER --password PASSWORD] [--dry-run] [--delete-missing] [--timeout SECONDS] PATH...
 #
 # The shell twin of `icefloe deploy` (which is the one to prefer when Python is there: it
-# also prints the changed values with secrets masked, and has --delete-missing). For each
-# connector config file, or every *.json file of a directory (sorted), it:
+# also prints the changed values, with secrets masked). For each connector config file,
+# or every *.json file of a directory (sorted), it:
 #   1. reads the connector's name and config from the file;
 #   2. GETs /connectors/NAME/config and prints the keys that would be added (+), changed (~)
 #      or removed (-): key names only, never values, so secrets stay out of CI logs;
 #   3. PUTs /connectors/NAME/config only if something changes (a second run changes nothing);
-#   4. polls /connectors/NAME/status until the connector and all its tasks are RUNNING,
+#   4. with --delete-missing, DELETEs the worker's connectors that no PATH defines;
+#   5. polls /connectors/NAME/status until the connector and all its tasks are RUNNING,
 #      printing the trace of a FAILED connector or task.
 # It uses only Kafka Connect's public REST API, so it works against `icefloe serve` and
 # against a Kafka Connect worker alike.
@@ -39,6 +40,7 @@ USER_NAME=${ICEFLOE_DEPLOY_USER:-}
 PASSWORD=${ICEFLOE_DEPLOY_PASSWORD:-}
 TIMEOUT=120
 DRY_RUN=0
+DELETE_MISSING=0
 
 usage() {
     sed -n '4p' "$0" | sed 's/^# //' >&2
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
         --password) [ $# -ge 2 ] || usage; PASSWORD=$2; shift 2 ;;
         --timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift 2 ;;
         --dry-run) DRY_RUN=1; shift ;;
+        --delete-missing) DELETE_MISSING=1; shift ;;
         -h|--help) usage ;;
         --) shift; break ;;
         -*) echo "deploy.sh: unknown option $1" >&2; usage ;;
@@ -75,7 +78,8 @@ trap 'exit 1' INT TERM
 # name, then "key<TAB>value" per config entry (values as raw JSON string contents).
 # mode=flat: a flat object -> "key<TAB>value" lines. mode=status: a ConnectorStateInfo ->
 # line 1 RUNNING|FAILED|PAUSED|STOPPED|WAIT, line 2 a summary, then the traces of FAILED
-# instances. mode=message: Connect's error body -> its message (or the raw text).
+# instances. mode=names: a JSON array of names -> "encoded<TAB>name" lines. mode=message:
+# Connect's error body -> its message (or the raw text).
 SCANNER='
 function fail(msg) { print FILENAME ": " msg > "/dev/stderr"; failed = 1; exit 2 }
 BEGIN { for (b = 1; b < 256; b++) ord[sprintf("%c", b)] = b }
@@ -84,7 +88,8 @@ END {
     if (failed) exit 2
     if (mode == "message") { if (!scan(1)) { printf "%s", text; exit 0 } ; emit_message(); exit 0 }
     scan(0)
-    if (mode == "config") emit_config(); else if (mode == "flat") emit_flat(); else emit_status()
+    if (mode == "config") emit_config(); else if (mode == "flat") emit_flat()
+    else if (mode == "names") emit_names(); else emit_status()
 }
 function path(   p, d) { p = key[1]; for (d = 2; d <= depth; d++) p = p SUBSEP key[d]; return p }
 function value(raw, type,   p) { p = path(); val[p] = raw; typ[p] = type; order[++count] = p }
@@ -94,7 +99,7 @@ function scan(quiet,   n, i, c, j, ch, s, p) {
         c = substr(text, i, 1)
         if (c == " " || c == "\t" || c == "\n" || c == "\r" || c == ":") continue
         if (done) { if (quiet) return 0; fail("not valid JSON (text after the object)") }
-        if (depth == 0 && c != "{") { if (quiet) return 0; fail("must be a JSON object") }
+        if (depth == 0 && c != "{" && !(mode == "names" && c == "[")) { if (quiet) return 0; fail("must be a JSON object") }
         if (c == "\"") {
             for (j = i + 1; j <= n; j++) {
                 ch = substr(text, j, 1)
@@ -161,6 +166,9 @@ function emit_config(   wrapped, prefix, name, inner, i, p, parts, m, k, names, 
 }
 function emit_flat(   i) {
     for (i = 1; i <= count; i++) if (!index(order[i], SUBSEP) && !(order[i] in container)) print order[i] "\t" val[order[i]]
+}
+function emit_names(   i, name) {
+    for (i = 1; i <= count; i++) if (typ[order[i]] == "s") { name = unescape(val[order[i]]); print urlencode(name) "\t" name }
 }
 function emit_message() {
     if ("message" in val) print unescape(val["message"]); else printf "%s", text
@@ -288,6 +296,26 @@ while [ $i -lt $n ]; do
         *) refuse "$name" "$code" ;;
     esac
 done
+
+if [ $DELETE_MISSING = 1 ]; then
+    code=$(api GET /connectors) || exit 1
+    if [ "$code" != 200 ]; then
+        echo "deploy.sh: the worker at $URL answered $code: $(scan message "$WORK/body")" >&2; exit 1
+    fi
+    scan names "$WORK/body" > "$WORK/existing" || exit 1
+    LC_ALL=C sort -t "$(printf '\t')" -k2 "$WORK/existing" > "$WORK/existing.sorted"
+    while IFS="$(printf '\t')" read -r encoded name; do
+        if awk -F '\t' -v n="$name" '$1 == n { found = 1 } END { exit !found }' "$WORK/names"; then continue; fi
+        echo "$name: delete (no PATH defines it)"
+        CHANGES=$((CHANGES + 1))
+        [ $DRY_RUN = 1 ] && continue
+        code=$(api DELETE "/connectors/$encoded") || exit 1
+        case $code in
+            204) echo "$name: deleted" ;;
+            *) refuse "$name" "$code" ;;
+        esac
+    done < "$WORK/existing.sorted"
+fi
 
 if [ $DRY_RUN = 1 ]; then
     if [ $CHANGES -gt 0 ]; then echo "Dry run: $CHANGES change(s) not applied."; else echo "Dry run: nothing to change."; fi

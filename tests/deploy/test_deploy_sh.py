@@ -171,3 +171,24 @@ def test_flat_files_with_numbers_booleans_and_escapes(fake_connect, configs):
     assert result.returncode == 0, result.stdout + result.stderr
     assert fake_connect.worker.configs["odd name 1"] == load_connector_file(file)
     assert run_sh("--url", fake_connect.url, str(file)).stdout.startswith("odd name 1: no change")
+
+
+def test_delete_missing_deletes_only_connectors_no_path_defines(fake_connect, configs):
+    two_connectors(configs)
+    worker = fake_connect.worker
+    worker.configs["legacy one"] = {**iceberg_config("old", "shop.old"), "name": "legacy one"}
+
+    dry = run_sh("--url", fake_connect.url, "--dry-run", "--delete-missing", str(configs.path))
+
+    assert dry.returncode == 0
+    assert "legacy one: delete (no PATH defines it)" in dry.stdout and "Dry run: 3 change(s) not applied." in dry.stdout
+    assert set(worker.configs) == {"legacy one"}
+
+    assert run_sh("--url", fake_connect.url, str(configs.path)).returncode == 0
+    assert set(worker.configs) == {"legacy one", "orders", "payments"}  # not asked to delete: kept
+    result = run_sh("--url", fake_connect.url, "--delete-missing", str(configs.path))
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "legacy one: deleted" in result.stdout
+    assert set(worker.configs) == {"orders", "payments"}
+    assert [r for r in worker.requests if r[0] == "DELETE"] == [("DELETE", "/connectors/legacy one")]

@@ -281,6 +281,6 @@ def test_a_paused_connector_is_reported_and_left_paused(fake_connect, configs, c
     ("topics", False),
 ])
 def test_which_keys_count_as_secret(key, secret):
-    from connector.deploy_diff import looks_secret
+    from connector.deploy.diff import looks_secret
 
     assert looks_secret(key) is secret

@@ -14,10 +14,10 @@ import os
 import sys
 from typing import TextIO
 
-from connector.deploy_client import ConnectClient, WorkerError, WorkerUnreachable
-from connector.deploy_diff import ConnectorChange, deletion, plan, render
-from connector.deploy_files import DeployInputError, desired_connectors
-from connector.deploy_wait import wait_running
+from connector.deploy.client import ConnectClient, WorkerError, WorkerUnreachable
+from connector.deploy.diff import ConnectorChange, deletion, plan, render
+from connector.deploy.files import DeployInputError, desired_connectors
+from connector.deploy.wait import wait_running
 
 OK, FAILED, BAD_INPUT = 0, 1, 2
 

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from connector.deploy_client import ConnectClient
+from connector.deploy.client import ConnectClient
 
 # A connector an operator paused or stopped stays so: a deploy never resumes it.
 HELD = ("PAUSED", "STOPPED")

@@ -286,9 +286,11 @@ class ConfigDef:
 
 
 class _Validator:
-    def __init__(self, check: Callable[[str, Any], object], description: str):
+    def __init__(self, check: Callable[[str, Any], object], description: str, options: tuple[str, ...] = ()):
         self._check = check
         self._description = description
+        #: The fixed set of accepted values, if there is one (the REST API offers them as recommended values).
+        self.options = options
 
     def __call__(self, name: str, value: Any) -> None:
         self._check(name, value)
@@ -347,7 +349,7 @@ def valid_string(*options: str) -> Validator:
         if value not in options:
             raise ConfigException(name, value, "String must be one of: " + ", ".join(options))
 
-    return _Validator(check, "[" + ", ".join(options) + "]")
+    return _Validator(check, "[" + ", ".join(options) + "]", tuple(options))
 
 
 def case_insensitive_valid_string(*options: str) -> Validator:
@@ -357,7 +359,7 @@ def case_insensitive_valid_string(*options: str) -> Validator:
         if value is None or value.upper() not in upper:
             raise ConfigException(name, value, "String must be one of (case insensitive): " + ", ".join(options))
 
-    return _Validator(check, "(case insensitive) [" + ", ".join(options) + "]")
+    return _Validator(check, "(case insensitive) [" + ", ".join(options) + "]", tuple(options))
 
 
 def _valid_regex(name: str, value: Any) -> None:

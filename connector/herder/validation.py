@@ -154,6 +154,9 @@ def validate_connector_config(config: Mapping[str, Any], worker: Mapping[str, st
     _converters(run, worker)
     for key, message in placeholder_errors.items():
         run.error(key, message)
+    for key, value in raw.items():
+        if value is None and key not in run.entries:
+            run.error(key, "Null value can not be supplied as the configuration value.")
     _connector_class_rule(run)
     _topic_rules(run)
     if run.error_count() == 0:

@@ -52,7 +52,8 @@ def info(name: str, config: dict[str, str], tasks: int = 1) -> str:
                     "type": "sink"})
 
 
-INVALID_TAIL = "\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"
+INVALID_TAIL = ("\nYou can also find the above list of errors at the endpoint "
+                "`/connector-plugins/{connectorType}/config/validate`")
 
 # (step, method, path, body, status, expected text or a predicate of the text, location)
 STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
@@ -107,8 +108,9 @@ STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
     ("topics-after-reset", "GET", "/connectors/rest-sbs/topics", None, 200, '{"rest-sbs":{"topics":[]}}', None),
     ("put-config-create", "PUT", "/connectors/rest-sbs-put/config", CONFIG, 201,
      info("rest-sbs-put", named("rest-sbs-put")), "http://testserver/connectors/rest-sbs-put"),
-    ("put-config-update", "PUT", "/connectors/rest-sbs-put/config", {**named("rest-sbs-put"), "errors.log.enable": "true"},
-     200, info("rest-sbs-put", {**named("rest-sbs-put"), "errors.log.enable": "true"}), None),
+    ("put-config-update", "PUT", "/connectors/rest-sbs-put/config",
+     {**named("rest-sbs-put"), "errors.log.enable": "true"}, 200,
+     info("rest-sbs-put", {**named("rest-sbs-put"), "errors.log.enable": "true"}), None),
     ("put-config-mismatch", "PUT", "/connectors/rest-sbs-put/config", named("other"), 400,
      error(400, "Connector name configuration (other) doesn't match connector name in the URL (rest-sbs-put)"), None),
     ("patch-config", "PATCH", "/connectors/rest-sbs-put/config", {"errors.tolerance": "all", "errors.log.enable": None},

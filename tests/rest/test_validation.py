@@ -230,3 +230,11 @@ def test_plugin_config_of_converters_and_smts_and_unknown_plugins():
     assert [k["name"] for k in plugin_config_keys("RegexRouter")] == ["regex", "replacement"]
     with pytest.raises(NotFoundError, match=r"^Unknown plugin com\.example\.Nope\.$"):
         plugin_config_keys("com.example.Nope")
+
+
+@pytest.mark.parametrize("key", ["value.converter", "transforms.a.type"])
+def test_a_python_name_that_is_not_a_class_is_refused_not_called(key):
+    # os:abort "instantiated" would kill the worker: a config from REST must never call arbitrary functions.
+    config = {**CONFIG, "transforms": "a", "transforms.a.type": "Filter", key: "os:abort"}
+    assert errors_of(validate_connector_config(config, {}))[key] == [
+        f"Invalid value os:abort for configuration {key}: os:abort is not a class"]

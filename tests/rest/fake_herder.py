@@ -34,6 +34,9 @@ class FakeHerder:
     def server_info(self) -> dict:
         return {"version": "3.9.0", "commit": "icefloe", "kafka_cluster_id": "tansu_cluster"}
 
+    def start(self) -> None:
+        self._ready = True
+
     def shutdown(self) -> None:
         pass
 

@@ -49,9 +49,14 @@ def serve(args: Any) -> int:
     spark = _start_spark(getattr(args, "spark_conf", None) or [])
     herder = _herder(worker, data_dir, spark, _worker_id(worker, listeners[0]))
     app = create_app(herder, worker)
-    _install_optional(app, worker)
+    try:
+        _install_optional(app, worker)
+    except ConfigException as exc:
+        log.error("Invalid worker configuration: %s", exc)
+        _stop_spark(spark)
+        return 2
     threading.Thread(target=_start_herder, args=(herder,), name="herder-start", daemon=True).start()
-    servers = [_ListenerServer(uvicorn.Config(app, host=listener.host, port=listener.port, log_config=None,
+    servers = [_ListenerServer(uvicorn.Config(app, host=_bind_host(listener), port=listener.port, log_config=None,
                                               lifespan="off", **ssl))
                for listener, ssl in zip(listeners, ssl_options)]
     try:
@@ -119,6 +124,11 @@ def _local_listeners(worker: dict[str, str]) -> list[_LocalListener]:
     return found
 
 
+def _bind_host(listener: Any) -> str:
+    """Where uvicorn binds: the listener's ``bind_host`` (every interface for an empty host)."""
+    return str(getattr(listener, "bind_host", None) or listener.host or "0.0.0.0")
+
+
 def _ssl_options(worker: dict[str, str], listener: Any) -> dict[str, Any]:
     if listener.scheme != "https":
         return {}
@@ -160,8 +170,24 @@ def _install_optional(app: FastAPI, worker: dict[str, str]) -> None:
         security.install_security(app, worker)
     metrics = _optional("connector.metrics")
     if metrics is not None and hasattr(metrics, "metrics_app"):
-        # A Route, not a Mount: a Mount would answer only /metrics/ and below.
-        app.router.routes.insert(0, Route("/metrics", endpoint=metrics.metrics_app(), methods=["GET"]))
+        mount_metrics(app, metrics.metrics_app())
+
+
+def mount_metrics(app: FastAPI, metrics_asgi: Any) -> None:
+    """Serve ``metrics_asgi`` at ``/metrics``.
+
+    A Route, not a Mount (a Mount answers only ``/metrics/`` and below), and the app
+    wrapped in an object: Starlette would take a plain function for a request handler.
+    """
+    app.router.routes.insert(0, Route("/metrics", endpoint=_Asgi(metrics_asgi), methods=["GET"]))
+
+
+class _Asgi:
+    def __init__(self, app: Any):
+        self._app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self._app(scope, receive, send)
 
 
 # --- Spark and the herder ----------------------------------------------------------------------

@@ -88,7 +88,7 @@ def test_serve_listens_logs_its_url_and_stops_cleanly(tmp_path, stop_signal):
         wait_for(lambda: healthy(url), "the worker to be healthy", process)
         assert httpx.get(f"{url}/connectors").json() == []
         assert httpx.get(f"{url}/no/such/route").json() == {"error_code": 404, "message": "HTTP 404 Not Found"}
-        wait_for(lambda: f"REST API at http://127.0.0.1:{port}/" in log.read_text(), "the ready line", process)
+        wait_for(lambda: f"REST API at http://127.0.0.1:{port}" in log.read_text(), "the ready line", process)
         process.send_signal(stop_signal)
         assert process.wait(timeout=60) == 0, log.read_text()
     finally:
@@ -106,3 +106,22 @@ def test_serve_refuses_a_worker_without_a_kafka_cluster(tmp_path):
                             timeout=60)
     assert result.returncode == 2
     assert "No Kafka cluster given" in result.stderr
+
+
+def test_the_metrics_app_answers_at_metrics_exactly():
+    from prometheus_client import CollectorRegistry, Counter, make_asgi_app
+    from starlette.testclient import TestClient
+
+    from connector.rest.app import create_app
+    from connector.rest.server import mount_metrics
+    from tests.rest.fake_herder import FakeHerder
+
+    registry = CollectorRegistry()
+    Counter("icefloe_test_records", "records", registry=registry).inc(3)
+    app = create_app(FakeHerder(), {})
+    mount_metrics(app, make_asgi_app(registry=registry))
+    with TestClient(app) as client:
+        response = client.get("/metrics")
+        assert response.status_code == 200
+        assert "icefloe_test_records_total 3.0" in response.text
+        assert client.get("/metrics/x").json() == {"error_code": 404, "message": "HTTP 404 Not Found"}

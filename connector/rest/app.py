@@ -32,6 +32,7 @@ INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
 _CREATE_SHAPE = 'expected {"name": "...", "config": {...}}'
 _HEALTHY = "Worker has completed startup and is ready to handle requests."
 _STARTING = "Worker is still starting up."
+_UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 
 
 class HerderApi(Protocol):
@@ -184,7 +185,10 @@ def _root_routes(app: FastAPI, herder: HerderApi) -> None:
         return await _call(herder.server_info)
 
     @app.get("/health")
-    async def health() -> Any:
+    async def health(request: Request) -> Any:
+        failure = getattr(request.app.state, "startup_error", None)
+        if failure is not None:  # set by the server when the herder or Spark could not start
+            return JSONResponse({"status": "unhealthy", "message": f"{_UNHEALTHY} {failure}"}, status_code=500)
         if not await _call(herder.ready):
             return JSONResponse({"status": "starting", "message": _STARTING}, status_code=503)
         return {"status": "healthy", "message": _HEALTHY}

@@ -55,7 +55,7 @@ def serve(args: Any) -> int:
         log.error("Invalid worker configuration: %s", exc)
         _stop_spark(spark)
         return 2
-    threading.Thread(target=_start_herder, args=(herder,), name="herder-start", daemon=True).start()
+    threading.Thread(target=_start_herder, args=(herder, spark, app), name="herder-start", daemon=True).start()
     servers = [_ListenerServer(uvicorn.Config(app, host=_bind_host(listener), port=listener.port, log_config=None,
                                               lifespan="off", **ssl))
                for listener, ssl in zip(listeners, ssl_options)]
@@ -218,11 +218,14 @@ def _herder(worker: dict[str, str], data_dir: Path, spark: Future, worker_id: st
     return Herder(worker, data_dir=data_dir, spark=spark, worker_id=worker_id, providers=providers)
 
 
-def _start_herder(herder: Any) -> None:
+def _start_herder(herder: Any, spark: Future, app: FastAPI) -> None:
+    """Start the herder, then wait for Spark; a failure of either makes ``/health`` say unhealthy."""
     try:
         herder.start()
-    except Exception:
-        log.exception("The worker could not start its connectors")
+        spark.result()
+    except Exception as exc:
+        log.exception("The worker could not start")
+        app.state.startup_error = f"{type(exc).__name__}: {exc}"
 
 
 # --- serving -----------------------------------------------------------------------------------

@@ -208,3 +208,13 @@ def test_validate_answers_200_even_when_invalid(client):
                           content=json.dumps({"connector.class": SINK, "tasks.max": "0"}))
     assert response.status_code == 200
     assert response.json()["error_count"] >= 1
+
+
+def test_health_is_500_unhealthy_when_the_worker_could_not_start():
+    app = create_app(FakeHerder(ready=False), {})
+    app.state.startup_error = "RuntimeError: Java gateway process exited"
+    with TestClient(app) as client:
+        response = client.get("/health")
+    assert response.status_code == 500
+    assert response.json() == {"status": "unhealthy", "message": "Worker was unable to handle this request and may "
+                               "be unable to handle other requests. RuntimeError: Java gateway process exited"}

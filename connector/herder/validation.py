@@ -128,8 +128,9 @@ class _Validation:
     def error(self, name: str | None, message: str) -> None:
         entry = self.entries.get(name or "")
         if entry is None:
-            entry = _Entry(name or "", None, (None, -1, "NONE", name or ""),
-                           shown=self.raw.get(name) if name else None)
+            raw = self.raw.get(name) if name else None
+            shown = _HIDDEN if raw is not None and _looks_secret(name or "") else raw
+            entry = _Entry(name or "", None, (None, -1, "NONE", name or ""), shown=shown)
             self.entries[entry.name] = entry
         if message not in entry.errors:
             entry.errors.append(message)
@@ -432,6 +433,14 @@ def _resolve_placeholders(raw: dict[str, Any], worker: Mapping[str, str],
 
 def _prefixed_values(values: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     return {k: v for k, v in values.items() if k.startswith(prefix)} if prefix else dict(values)
+
+
+_SECRET_WORDS = ("password", "passwd", "secret", "token", "credential", "jaas", "user.info")
+
+
+def _looks_secret(key: str) -> bool:
+    """An undeclared key (no PASSWORD type to go by) whose value must not be echoed, e.g. a catalog credential."""
+    return any(word in key.lower() for word in _SECRET_WORDS)
 
 
 def _recommended(key: ConfigKey) -> list[str]:

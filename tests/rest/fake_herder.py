@@ -107,7 +107,7 @@ class FakeHerder:
             return []
         return list(range(int(self.configs[name].get("tasks.max", "1"))))
 
-    def _state(self, name: str, task: bool = False) -> dict:
+    def _state(self, name: str) -> dict:
         return {"state": self.targets[name], "worker_id": WORKER_ID}
 
     def connector_status(self, name: str) -> dict:

@@ -238,3 +238,10 @@ def test_a_python_name_that_is_not_a_class_is_refused_not_called(key):
     config = {**CONFIG, "transforms": "a", "transforms.a.type": "Filter", key: "os:abort"}
     assert errors_of(validate_connector_config(config, {}))[key] == [
         f"Invalid value os:abort for configuration {key}: os:abort is not a class"]
+
+
+def test_an_undeclared_secret_with_an_error_is_not_echoed():
+    infos = validate_connector_config({**CONFIG, "iceberg.catalog.credential": None,
+                                       "iceberg.catalog.token": "${vault:nope}"}, {}, Providers())
+    shown = {c["value"]["name"]: c["value"]["value"] for c in infos["configs"] if c["definition"] is None}
+    assert shown == {"iceberg.catalog.token": "[hidden]", "iceberg.catalog.credential": None}

@@ -11,27 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import signal
-import socket
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import urlsplit
 
 import uvicorn
 from fastapi import FastAPI
 from starlette.routing import Route
 
 from connector.api.errors import ConfigException
+from connector.config.providers import ConfigProviders, resolve_worker_properties
+from connector.kafka.client_config import load_worker_properties
+from connector.metrics import metrics_app
 from connector.rest.app import create_app
+from connector.rest.listeners import Listener, advertised_url, uvicorn_ssl_options, worker_id
+from connector.rest.listeners import listeners as rest_listeners
+from connector.rest.security import install_security
 
 log = logging.getLogger("icefloe.worker")
 
-DEFAULT_LISTENER = "http://0.0.0.0:8083"
 DEFAULT_DATA_DIR = "./icefloe-worker"
 
 
@@ -39,7 +40,7 @@ def serve(args: Any) -> int:
     """Run the worker until SIGTERM/SIGINT; 0 on a clean stop, 2 on a bad worker config."""
     try:
         worker = _worker_properties(args)
-        listeners = _listeners(worker)
+        listeners = rest_listeners(worker)
         ssl_options = [_ssl_options(worker, listener) for listener in listeners]
     except ConfigException as exc:
         log.error("Invalid worker configuration: %s", exc)
@@ -47,20 +48,20 @@ def serve(args: Any) -> int:
     data_dir = Path(args.data_dir or DEFAULT_DATA_DIR)
     data_dir.mkdir(parents=True, exist_ok=True)
     spark = _start_spark(getattr(args, "spark_conf", None) or [])
-    herder = _herder(worker, data_dir, spark, _worker_id(worker, listeners[0]))
+    herder = _herder(worker, data_dir, spark, worker_id(worker, listeners[0]))
     app = create_app(herder, worker)
     try:
-        _install_optional(app, worker)
+        _install_extensions(app, worker)
     except ConfigException as exc:
         log.error("Invalid worker configuration: %s", exc)
         _stop_spark(spark)
         return 2
     threading.Thread(target=_start_herder, args=(herder, spark, app), name="herder-start", daemon=True).start()
-    servers = [_ListenerServer(uvicorn.Config(app, host=_bind_host(listener), port=listener.port, log_config=None,
+    servers = [_ListenerServer(uvicorn.Config(app, host=listener.bind_host, port=listener.port, log_config=None,
                                               lifespan="off", **ssl))
                for listener, ssl in zip(listeners, ssl_options)]
     try:
-        asyncio.run(_serve_all(servers, [_advertised_url(worker, listener) for listener in listeners], data_dir))
+        asyncio.run(_serve_all(servers, [advertised_url(worker, listener) for listener in listeners], data_dir))
     finally:
         log.info("Stopping the worker: every job finishes its commit in flight")
         herder.shutdown()
@@ -72,105 +73,26 @@ def serve(args: Any) -> int:
 
 
 def _worker_properties(args: Any) -> dict[str, str]:
-    from connector.kafka.client_config import load_worker_properties
-
     worker = load_worker_properties(args.worker) if getattr(args, "worker", None) else {}
     if getattr(args, "bootstrap_servers", None):
         worker["bootstrap.servers"] = args.bootstrap_servers
-    providers = _optional("connector.config.providers")
-    if providers is not None and hasattr(providers, "resolve_worker_properties"):
-        worker = providers.resolve_worker_properties(worker)
+    worker = resolve_worker_properties(worker)
     if "bootstrap.servers" not in worker:
         raise ConfigException("No Kafka cluster given: pass --worker worker.properties (with bootstrap.servers) "
                               "or --bootstrap-servers HOST:PORT")
     return worker
 
 
-def _optional(module: str) -> Any:
-    """A module another part of the worker provides, or None while it does not exist."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return None
+def _ssl_options(worker: dict[str, str], listener: Listener) -> dict[str, Any]:
+    return dict(uvicorn_ssl_options(worker, listener)) if listener.scheme == "https" else {}
 
 
-# --- listeners: connector.rest.listeners when present, else a minimal local reading -----------
+# --- security and metrics --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _LocalListener:
-    scheme: str
-    host: str
-    port: int
-
-
-def _listeners(worker: dict[str, str]) -> list[Any]:
-    module = _optional("connector.rest.listeners")
-    if module is not None:
-        return list(module.listeners(worker))
-    return _local_listeners(worker)
-
-
-def _local_listeners(worker: dict[str, str]) -> list[_LocalListener]:
-    """LOCAL FALLBACK until connector.rest.listeners lands: ``listeners`` as a comma-separated list of URLs."""
-    found = []
-    for text in (worker.get("listeners") or DEFAULT_LISTENER).split(","):
-        url = urlsplit(text.strip())
-        if url.scheme not in ("http", "https") or url.port is None:
-            raise ConfigException("listeners", text.strip(), "expected http://HOST:PORT or https://HOST:PORT")
-        found.append(_LocalListener(url.scheme, url.hostname or "0.0.0.0", url.port))
-    return found
-
-
-def _bind_host(listener: Any) -> str:
-    """Where uvicorn binds: the listener's ``bind_host`` (every interface for an empty host)."""
-    return str(getattr(listener, "bind_host", None) or listener.host or "0.0.0.0")
-
-
-def _ssl_options(worker: dict[str, str], listener: Any) -> dict[str, Any]:
-    if listener.scheme != "https":
-        return {}
-    module = _optional("connector.rest.listeners")
-    if module is None:
-        raise ConfigException("listeners", f"https://{listener.host}:{listener.port}",
-                              "https listeners need the TLS support of connector.rest.listeners")
-    return dict(module.uvicorn_ssl_options(worker, listener))
-
-
-def _advertised_url(worker: dict[str, str], listener: Any) -> str:
-    module = _optional("connector.rest.listeners")
-    if module is not None:
-        return str(module.advertised_url(worker, listener))
-    host = worker.get("rest.advertised.host.name") or _display_host(listener.host)
-    port = worker.get("rest.advertised.port") or listener.port
-    scheme = worker.get("rest.advertised.listener") or listener.scheme
-    return f"{scheme}://{host}:{port}/"
-
-
-def _worker_id(worker: dict[str, str], listener: Any) -> str:
-    module = _optional("connector.rest.listeners")
-    if module is not None:
-        return str(module.worker_id(worker, listener))
-    url = urlsplit(_advertised_url(worker, listener))
-    return f"{url.hostname}:{url.port}"
-
-
-def _display_host(host: str) -> str:
-    return socket.getfqdn() if host in ("", "0.0.0.0", "::") else host
-
-
-# --- optional parts: security, metrics ---------------------------------------------------------
-
-
-def _install_optional(app: FastAPI, worker: dict[str, str]) -> None:
-    security = _optional("connector.rest.security")
-    if security is not None:
-        security.install_security(app, worker)
-    metrics = _optional("connector.metrics")
-    if metrics is not None and hasattr(metrics, "metrics_app"):
-        mount_metrics(app, metrics.metrics_app())
+def _install_extensions(app: FastAPI, worker: dict[str, str]) -> None:
+    install_security(app, worker)
+    mount_metrics(app, metrics_app())
 
 
 def mount_metrics(app: FastAPI, metrics_asgi: Any) -> None:
@@ -213,9 +135,8 @@ def _stop_spark(spark: Future) -> None:
 def _herder(worker: dict[str, str], data_dir: Path, spark: Future, worker_id: str) -> Any:
     from connector.herder.herder import Herder
 
-    providers_module = _optional("connector.config.providers")
-    providers = providers_module.ConfigProviders.from_worker(worker) if providers_module is not None else None
-    return Herder(worker, data_dir=data_dir, spark=spark, worker_id=worker_id, providers=providers)
+    return Herder(worker, data_dir=data_dir, spark=spark, worker_id=worker_id,
+                  providers=ConfigProviders.from_worker(worker))
 
 
 def _start_herder(herder: Any, spark: Future, app: FastAPI) -> None:

@@ -72,15 +72,18 @@ def _configure_logging(args, console: Any) -> None:
 
 
 def _load(args) -> SinkConfig:
+    from connector.config.providers import ConfigProviders, resolve_worker_properties
     from connector.kafka.client_config import load_worker_properties
 
-    worker = load_worker_properties(args.worker) if args.worker else {}
+    worker = resolve_worker_properties(load_worker_properties(args.worker)) if args.worker else {}
     if args.bootstrap_servers:
         worker["bootstrap.servers"] = args.bootstrap_servers
     if "bootstrap.servers" not in worker:
         raise ConfigException("No Kafka cluster given: pass --worker worker.properties (with bootstrap.servers) "
                               "or --bootstrap-servers HOST:PORT")
-    config = SinkConfig.parse(load_connector_file(args.config), worker)
+    # Placeholders (${file:...}, ${env:...}) resolve in memory only: the files on disk keep them.
+    props = ConfigProviders.from_worker(worker).resolve(load_connector_file(args.config))
+    config = SinkConfig.parse(props, worker)
     for key in config.unused_keys:
         log.warning("The configuration '%s' was supplied but isn't a known config.", key)
     for note in config.warnings:
@@ -97,6 +100,16 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
 
     stop = StopSignal()
     stop.install()
+    metrics = None
+    if args.metrics_port is not None:
+        from connector.metrics import JobMetrics, start_metrics_server
+
+        try:
+            start_metrics_server(args.metrics_port)
+        except OSError as exc:
+            print(f"Cannot serve metrics on port {args.metrics_port}: {exc}", file=sys.stderr)
+            return 2
+        metrics = JobMetrics(config.name)
     borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
     spark_conf = _spark_conf(args.spark_conf)
     bar = terminal_bar(console) if console is not None else None
@@ -107,7 +120,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     starting.shutdown(wait=False)
     try:
         job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
-                      progress_bar=bar)
+                      progress_bar=bar, metrics=metrics)
         if bar is not None:
             with bar:
                 summary = job.run()

@@ -20,7 +20,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
 from connector.channel.worker import probe_schema_needs
@@ -30,6 +30,9 @@ from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
 from connector.kafka.topics import resolve_partitions
 from connector.progress import Progress
+
+if TYPE_CHECKING:
+    from connector.metrics import JobMetrics
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +73,17 @@ class SinkJob:
     """Drives the coordinator for one connector config."""
 
     def __init__(self, config: SinkConfig, runner: TaskRunner, *, default_parallelism: int | None = None,
-                 until_caught_up: bool = False, stop: StopSignal | None = None, progress_bar: Any = None):
+                 until_caught_up: bool = False, stop: StopSignal | None = None, progress_bar: Any = None,
+                 metrics: JobMetrics | None = None):
         """``default_parallelism`` None: the runner's, asked when the first cycle plans its tasks (so a
-        Spark session may still be starting while the job reads offsets and prepares tables)."""
+        Spark session may still be starting while the job reads offsets and prepares tables).
+        ``metrics`` is told of every committed cycle and of the failure that ends the job."""
         self.config = config
         self.runner = runner
         self.until_caught_up = until_caught_up
         self.stop = stop or StopSignal()
         self.progress_bar = progress_bar
+        self.metrics = metrics
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
         self.coordinator = Coordinator(config, load_catalog(config.props), self.client_conf,
                                        max_tasks=self._max_tasks, split_large=until_caught_up,
@@ -94,6 +100,17 @@ class SinkJob:
         return max(self.config.connect.tasks_max, parallelism)
 
     def run(self) -> JobSummary:
+        try:
+            summary = self._run()
+        except Exception as exc:
+            if self.metrics is not None:
+                self.metrics.failed(exc)
+            raise
+        if self.metrics is not None:
+            self.metrics.stopped()
+        return summary
+
+    def _run(self) -> JobSummary:
         summary = JobSummary()
         if self.until_caught_up:
             self.catch_up(self.targets(), summary)
@@ -115,12 +132,16 @@ class SinkJob:
     def catch_up(self, target: dict[TopicPartition, int], summary: JobSummary, cycles: int | None = None) -> bool:
         """Run cycles towards ``target`` (at most ``cycles``); whether some backlog is left."""
         start = self.coordinator.start_offsets(list(target))
+        if self.metrics is not None:
+            self.metrics.positions(start, target)
         progress = Progress(start, target, bar=self.progress_bar)
         done = 0
         while not progress.caught_up and not self.stop.requested and (cycles is None or done < cycles):
             report = self.cycle(start, target)
             if report is None:
                 return False
+            if self.metrics is not None:
+                self.metrics.cycle_done(report, target)
             summary.cycles.append(report)
             progress.advance(report)
             done += 1

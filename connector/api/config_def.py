@@ -232,6 +232,14 @@ class ConfigDef:
         return ConfigDef(k.with_name(prefix + k.name) for k in self._keys.values())
 
     def parse_value(self, key: ConfigKey, value: Any, is_set: bool) -> Any:
+        if key.type is ConfigType.PASSWORD:
+            try:
+                return self._parse_value(key, value, is_set)
+            except ConfigException as exc:
+                raise _hidden(exc, key.name) from None
+        return self._parse_value(key, value, is_set)
+
+    def _parse_value(self, key: ConfigKey, value: Any, is_set: bool) -> Any:
         if is_set:
             parsed = parse_type(key.name, value, key.type)
         elif key.default is NO_DEFAULT:
@@ -278,9 +286,11 @@ class ConfigDef:
 
 
 class _Validator:
-    def __init__(self, check: Callable[[str, Any], object], description: str):
+    def __init__(self, check: Callable[[str, Any], object], description: str, options: tuple[str, ...] = ()):
         self._check = check
         self._description = description
+        #: The fixed set of accepted values, if there is one (the REST API offers them as recommended values).
+        self.options = options
 
     def __call__(self, name: str, value: Any) -> None:
         self._check(name, value)
@@ -339,7 +349,7 @@ def valid_string(*options: str) -> Validator:
         if value not in options:
             raise ConfigException(name, value, "String must be one of: " + ", ".join(options))
 
-    return _Validator(check, "[" + ", ".join(options) + "]")
+    return _Validator(check, "[" + ", ".join(options) + "]", tuple(options))
 
 
 def case_insensitive_valid_string(*options: str) -> Validator:
@@ -349,7 +359,7 @@ def case_insensitive_valid_string(*options: str) -> Validator:
         if value is None or value.upper() not in upper:
             raise ConfigException(name, value, "String must be one of (case insensitive): " + ", ".join(options))
 
-    return _Validator(check, "(case insensitive) [" + ", ".join(options) + "]")
+    return _Validator(check, "(case insensitive) [" + ", ".join(options) + "]", tuple(options))
 
 
 def _valid_regex(name: str, value: Any) -> None:
@@ -380,3 +390,11 @@ def at_least(minimum: int | float) -> Validator:
     return _Validator(check, f"[{minimum},...]")
 
 
+def _hidden(exc: ConfigException, name: str) -> ConfigException:
+    """The same error with a PASSWORD value shown as ``[hidden]``, as Kafka's ``Password.toString`` does."""
+    if exc.value is None and exc.config_value is None:
+        return exc  # the message quotes no value (e.g. a missing required key)
+    hidden = ConfigException(exc.name or name, "[hidden]", exc.reason)
+    hidden.config_key = exc.config_key
+    hidden.config_value = "[hidden]" if exc.config_key is not None else None
+    return hidden

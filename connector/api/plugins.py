@@ -71,7 +71,12 @@ def resolve_class(
     if name in aliases:
         return import_object(registry[aliases[name]])
     if ":" in name:
-        return import_object(name)
+        found = import_object(name)
+        if not isinstance(found, type):
+            # Only a class is a plugin: calling anything else (a function such as os:abort) to
+            # "instantiate" it would run arbitrary code from a config, which may come over REST.
+            raise ConfigException(config_key or kind, class_name, f"{name} is not a class")
+        return found
     raise ConfigException(
         config_key or kind,
         class_name,

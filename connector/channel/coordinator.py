@@ -49,6 +49,25 @@ class CycleReport:
     schema_rounds: int = 0
     seconds: float = 0.0
     failed_tasks: dict[int, str] = field(default_factory=dict)  # Connect task id → trace (isolating runs only)
+    # for metrics
+    records_by_task: dict[str, int] = field(default_factory=dict)  # task number (of its round) → records
+    bytes_written: dict[str, int] = field(default_factory=dict)  # table → data file bytes
+    schema_changes: dict[str, dict[str, int]] = field(default_factory=dict)  # table → {"create"/"update": n}
+
+    def count_results(self, results: Iterable[TaskResult]) -> None:
+        """Per task records read and per table bytes written, from the tasks' results."""
+        for result in results:
+            task = result.task_id.rsplit("-", 1)[-1]  # "<connector>-<cycle>-<round>-<task>"
+            self.records_by_task[task] = self.records_by_task.get(task, 0) + result.records_read
+            for table, files in result.data_files.items():
+                size = sum(getattr(f, "file_size_in_bytes", 0) or 0 for f in files)
+                self.bytes_written[table] = self.bytes_written.get(table, 0) + size
+
+    def count_schema_changes(self, needs: SchemaNeeds) -> None:
+        for kind, tables in (("create", needs.create), ("update", needs.updates)):
+            for table in tables:
+                changes = self.schema_changes.setdefault(table, {})
+                changes[kind] = changes.get(kind, 0) + 1
 
 
 def deal_partitions(partitions: Iterable[TopicPartition], tasks: int) -> dict[TopicPartition, int]:
@@ -127,18 +146,19 @@ class Coordinator:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
-        self._create_missing_tables(start, covered)
+        self._create_missing_tables(start, covered, report)
         if task_of is None:
             groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,
                                  min_split_records=MIN_SPLIT_RECORDS)
         else:
-            groups = self._task_groups(start, covered, task_of)
+            groups = self._by_task([OffsetRange(tp[0], tp[1], start[tp], covered[tp]) for tp in sorted(covered)],
+                                   task_of)
         results: list[TaskResult] = []
         owners: dict[str, int] = {}  # assignment → Connect task id (isolating runs)
 
         def run_round(work: list[list[OffsetRange]]) -> tuple[SchemaNeeds, list[list[OffsetRange]] | None]:
             report.schema_rounds += 1
-            assignments = self._assignments(work, report.schema_rounds)
+            assignments = self._assignments(work, report.schema_rounds, task_of)
             round_results = runner(assignments)
             if task_of is None:
                 self._raise_task_errors(round_results)
@@ -148,24 +168,26 @@ class Coordinator:
             needs = SchemaNeeds()
             for result in round_results:
                 needs.merge(result.needs)
-            unfinished = [[rng] for r in round_results for rng in r.unfinished]
+            report.count_schema_changes(needs)
+            left = [rng for r in round_results for rng in r.unfinished]
+            unfinished = [[rng] for rng in left] if task_of is None else self._by_task(left, task_of)
             return needs, unfinished or None
 
         schema_rounds(self.catalog, self.config, groups, run_round)
         if task_of is not None:
             results, covered = self._without_failed_tasks(results, owners, task_of, covered, report)
+        report.count_results(results)
         self._commit(CommitBatch.of(results), covered, report)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
 
     @staticmethod
-    def _task_groups(start: dict[TopicPartition, int], covered: dict[TopicPartition, int],
-                     task_of: dict[TopicPartition, int]) -> list[list[OffsetRange]]:
+    def _by_task(ranges: list[OffsetRange], task_of: dict[TopicPartition, int]) -> list[list[OffsetRange]]:
         """One group of ranges per Connect task that has work, each task keeping its own partitions."""
         by_task: dict[int, list[OffsetRange]] = {}
-        for tp in sorted(covered):
-            by_task.setdefault(task_of[tp], []).append(OffsetRange(tp[0], tp[1], start[tp], covered[tp]))
+        for rng in ranges:
+            by_task.setdefault(task_of[rng.key], []).append(rng)
         return [by_task[task] for task in sorted(by_task)]
 
     def _without_failed_tasks(self, results: list[TaskResult], owners: dict[str, int],
@@ -185,7 +207,8 @@ class Coordinator:
         report.next_offsets = dict(covered)
         return kept, covered
 
-    def _create_missing_tables(self, start: dict[TopicPartition, int], covered: dict[TopicPartition, int]) -> None:
+    def _create_missing_tables(self, start: dict[TopicPartition, int], covered: dict[TopicPartition, int],
+                               report: CycleReport) -> None:
         """Probe the first records on the driver and create missing static tables up front."""
         if self.probe is None or not self.config.iceberg.auto_create:
             return
@@ -195,13 +218,16 @@ class Coordinator:
             needs = self.probe(self.config, OffsetRange(tp[0], tp[1], start[tp], covered[tp]))
             if needs:
                 apply_schema_needs(self.catalog, self.config, needs.create, needs.updates)
+                report.count_schema_changes(needs)
             if all(self.catalog.table_exists(t) for t in self.config.iceberg.tables):
                 return
 
-    def _assignments(self, groups: list[list[OffsetRange]], round_number: int) -> list[TaskAssignment]:
+    def _assignments(self, groups: list[list[OffsetRange]], round_number: int,
+                     task_of: dict[TopicPartition, int] | None = None) -> list[TaskAssignment]:
+        """Named ``<connector>-<cycle>-<round>-<n>``: n is the Connect task id when tasks are isolated."""
         prefix = f"{self.config.name}-{self.cycle_number}-{round_number}"
         return [
-            TaskAssignment(f"{prefix}-{i}", tuple(group), self.config)
+            TaskAssignment(f"{prefix}-{task_of[group[0].key] if task_of else i}", tuple(group), self.config)
             for i, group in enumerate(groups)
         ]
 

@@ -36,6 +36,10 @@ class SinkConfig:
     unused_keys: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    def __repr__(self) -> str:
+        # Not the dataclass repr: props, worker and the catalog settings hold resolved secrets.
+        return f"SinkConfig(name={self.name!r})"
+
     @property
     def name(self) -> str:
         return self.connect.name

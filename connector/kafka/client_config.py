@@ -272,7 +272,8 @@ def _unescape(text: str) -> str:
         if nxt == "u":
             digits = text[index + 2 : index + 6]
             if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise KafkaConfigError(f"Malformed \\uxxxx encoding in properties: {text!r}")
+                # Java's message; the text itself may be a secret, so it is not quoted
+                raise KafkaConfigError("Malformed \\uxxxx encoding.")
             out.append(chr(int(digits, 16)))
             index += 6
         else:
@@ -310,7 +311,9 @@ def parse_jaas_config(jaas: str) -> tuple[str, dict[str, str]]:
         options[option.group(1)] = _jaas_value(option.group(2))
         position = option.end()
     if jaas[position:].strip() != ";":
-        raise KafkaConfigError(f"sasl.jaas.config: cannot parse {jaas[position:].strip()!r} (missing ';'?)")
+        # The unparsed rest is not quoted: it usually holds the password.
+        raise KafkaConfigError(f"sasl.jaas.config: cannot parse the options of {module} from character {position} "
+                               "(missing ';', or an unterminated quote?)")
     return module, options
 
 

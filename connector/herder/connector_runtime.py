@@ -32,6 +32,7 @@ from connector.herder.states import (
 )
 from connector.job import SinkJob, StopSignal
 from connector.kafka.offsets import TopicPartition
+from connector.metrics import JobMetrics
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,7 @@ class ConnectorRuntime:
         self._thread: threading.Thread | None = None
         self._stop: StopSignal | None = None
         self.job: ObservedJob | None = None
+        self.metrics: JobMetrics | None = None  # one per connector, kept across its jobs; closed on delete
 
     # --- lifecycle (callers hold self.lock) --------------------------------------------------
 
@@ -136,6 +138,13 @@ class ConnectorRuntime:
             self._thread.join()
         self._thread = self._stop = self.job = None
 
+    def close(self) -> None:
+        """The connector was deleted: end its job and drop its metrics series."""
+        self.halt()
+        if self.metrics is not None:
+            self.metrics.close()
+            self.metrics = None
+
     @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -170,7 +179,9 @@ class ConnectorRuntime:
     def _run(self, stop: StopSignal) -> None:
         try:
             sink = SinkConfig.parse(self.resolve(dict(self.config)), self.worker)
-            job = ObservedJob(sink, self.runner, stop=stop, observer=self._cycle_done)
+            if self.metrics is None:
+                self.metrics = JobMetrics(self.name)
+            job = ObservedJob(sink, self.runner, stop=stop, observer=self._cycle_done, metrics=self.metrics)
             job.coordinator.isolate_tasks = True
             job.coordinator.failed_tasks = self.failed_tasks
             self.job = job

@@ -305,7 +305,7 @@ class Herder:
         with runtime.lock:
             if self._runtimes.get(name) is not runtime:
                 raise NotFoundError(f"Connector {name} not found")
-            runtime.halt()  # first, so that its last cycle cannot record anything for the deleted name
+            runtime.close()  # first, so that its last cycle cannot record anything for the deleted name
             with self._lock:
                 self._require_store().delete(name)
                 del self._runtimes[name]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from prometheus_client import REGISTRY, generate_latest
 
 from connector.data.catalog import load_catalog
 from connector.herder.errors import BadRequestError
@@ -148,10 +149,12 @@ def test_delete_ends_the_job(herder, kafka_broker, tmp_path):
     herder.create_connector(name, props, None)
     wait_for_ids(props, table, list(range(10)))
     runtime = herder._runtimes[name]
+    wait_until(lambda: f'connector="{name}"' in generate_latest(REGISTRY).decode(), "the connector's metrics")
 
     herder.delete_connector(name)
 
     assert not runtime.alive and name not in herder.connector_names()
+    assert f'connector="{name}"' not in generate_latest(REGISTRY).decode()
     produce_round_robin(kafka_broker.bootstrap, topic, records(10, 5), 1)
     assert ids(props, table) == list(range(10))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Future
 
 import pytest
@@ -136,3 +137,28 @@ def test_a_running_connector_is_unassigned_until_the_session_is_up_and_shuts_dow
     assert [t["state"] for t in status["tasks"]] == ["UNASSIGNED", "UNASSIGNED"]
     idle_herder.stop("r")  # returns although the job still waited for Spark
     assert idle_herder.connector_status("r")["connector"]["state"] == "STOPPED"
+
+
+def test_concurrent_updates_of_one_connector_apply_one_after_the_other(idle_herder, tmp_path):
+    base = props(tmp_path)
+    idle_herder.create_connector("c", base, "PAUSED")
+    configs = [{**base, "tasks.max": str(n)} for n in range(1, 9)]
+    errors: list[BaseException] = []
+
+    def put(config):
+        try:
+            idle_herder.put_connector_config("c", config)
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=put, args=(config,)) for config in configs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert not errors
+    final = idle_herder.connector_config("c")
+    assert final in [{**c, "name": "c"} for c in configs]
+    assert ConnectorStore(idle_herder.data_dir).load()[0].config == final
+    assert len(idle_herder.connector_status("c")["tasks"]) == int(final["tasks.max"])

@@ -215,7 +215,14 @@ class Coordinator:
         if all(self.catalog.table_exists(t) for t in self.config.iceberg.tables):
             return
         for tp in sorted(covered):
-            needs = self.probe(self.config, OffsetRange(tp[0], tp[1], start[tp], covered[tp]))
+            try:
+                needs = self.probe(self.config, OffsetRange(tp[0], tp[1], start[tp], covered[tp]))
+            except ConnectException as exc:
+                if not self.isolate_tasks:
+                    raise
+                # a bad record is its task's failure: the task meets it too and fails alone
+                log.info("Probing %s[%d] failed (%s); its task will report it", tp[0], tp[1], exc)
+                continue
             if needs:
                 apply_schema_needs(self.catalog, self.config, needs.create, needs.updates)
                 report.count_schema_changes(needs)

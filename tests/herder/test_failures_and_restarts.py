@@ -105,3 +105,19 @@ def test_a_restarted_worker_brings_connectors_back_in_their_states(kafka_broker,
         assert ids(props["RUNNING"], "db.t") == list(range(100))
     finally:
         second.shutdown()
+
+
+def test_a_bad_first_record_fails_its_task_not_the_connector(herder, kafka_broker, tmp_path):
+    topic, table = unique("badfirst"), "db.badfirst"
+    props = connector_props(tmp_path, topic, table)
+    name = props["name"]
+    create_topic(kafka_broker.bootstrap, topic, partitions=2)
+    produce(kafka_broker.bootstrap, topic, [b"{oops", b'{"id": 1}'], partition=0)
+    produce(kafka_broker.bootstrap, topic, [b'{"id": 2}', b'{"id": 3}'], partition=1)
+
+    herder.create_connector(name, props, None)
+
+    wait_for_ids(props, table, [2, 3])
+    failed = wait_until(lambda: herder.task_status(name, 0).get("trace"), "task 0 FAILED")
+    assert "partition: 0" in failed and "offset: 0" in failed
+    assert states(herder.connector_status(name)) == ("RUNNING", ["FAILED", "RUNNING"])

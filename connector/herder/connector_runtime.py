@@ -219,6 +219,14 @@ class ConnectorRuntime:
 
     # --- what the REST API shows ---------------------------------------------------------------
 
+    def active_topics(self) -> list[str]:
+        with self._status_lock:
+            return sorted(self.topics)
+
+    def reset_active_topics(self) -> None:
+        with self._status_lock:
+            self.topics.clear()
+
     def task_ids(self) -> list[int]:
         """The connector's task ids: none while STOPPED."""
         return [] if self.target_state == STOPPED else list(range(declared_tasks(self.config)))

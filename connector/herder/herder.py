@@ -316,7 +316,7 @@ class Herder:
         self._check_tracking()
         with self._lock:
             runtime = self._runtimes.get(name)
-        topics = sorted(runtime.topics) if runtime is not None else []
+        topics = runtime.active_topics() if runtime is not None else []
         return {name: {"topics": topics}}
 
     def reset_active_topics(self, name: str) -> None:
@@ -327,7 +327,7 @@ class Herder:
             runtime = self._runtimes.get(name)
             if runtime is not None:
                 self._require_store().reset_active_topics(name)
-                runtime.topics.clear()
+                runtime.reset_active_topics()
 
     def _check_tracking(self) -> None:
         if self.worker.get("topic.tracking.enable", "true").strip().lower() == "false":

@@ -17,6 +17,8 @@ import threading
 import traceback
 from typing import Any, Callable
 
+from confluent_kafka import KafkaError, KafkaException
+
 from connector.channel.coordinator import CycleReport
 from connector.config.sink_config import SinkConfig
 from connector.herder.states import (
@@ -31,6 +33,7 @@ from connector.herder.states import (
     task_state_info,
 )
 from connector.job import SinkJob, StopSignal
+from connector.kafka.client_config import KafkaConfigError
 from connector.kafka.offsets import TopicPartition
 from connector.metrics import JobMetrics
 
@@ -51,6 +54,27 @@ class ObservedJob(SinkJob):
         if report is not None:
             self.observer(report)
         return report
+
+
+RETRY_PAUSES_SECONDS = (1.0, 4.0, 15.0)  # a job that met a transient error starts again after these
+
+
+def transient(exc: BaseException) -> bool:
+    """An error a new attempt may not meet: the broker or the catalog briefly unreachable.
+
+    Config errors, unknown topics and bad records are not: the connector fails at once with its trace.
+    """
+    if isinstance(exc, KafkaConfigError):
+        return False
+    if isinstance(exc, KafkaException):
+        error = exc.args[0] if exc.args else None
+        return isinstance(error, KafkaError) and (error.retriable() or error.code() in TRANSIENT_KAFKA_CODES)
+    return isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__name__ == "OperationalError"
+
+
+TRANSIENT_KAFKA_CODES = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT,
+                         KafkaError.REQUEST_TIMED_OUT, KafkaError.COORDINATOR_NOT_AVAILABLE,
+                         KafkaError.NOT_COORDINATOR)
 
 
 def declared_tasks(config: dict[str, str]) -> int:
@@ -179,24 +203,36 @@ class ConnectorRuntime:
     def _run(self, stop: StopSignal) -> None:
         try:
             sink = SinkConfig.parse(self.resolve(dict(self.config)), self.worker)
-            if self.metrics is None:
-                self.metrics = JobMetrics(self.name)
-            job = ObservedJob(sink, self.runner, stop=stop, observer=self._cycle_done, metrics=self.metrics)
-            job.coordinator.isolate_tasks = True
-            job.coordinator.failed_tasks = self.failed_tasks
-            self.job = job
             while not self.runner.session_ready(timeout=0.5):  # UNASSIGNED until the worker's session is up
                 if stop.requested:
                     return
-            if stop.requested:
-                return
-            self._set_running(sink.connect.tasks_max)
-            job.run()
+            for pause in (*RETRY_PAUSES_SECONDS, None):
+                if stop.requested:
+                    return
+                try:
+                    self._run_job(sink, stop)
+                    return
+                except Exception as exc:
+                    if pause is None or not transient(exc):
+                        raise
+                    log.warning("Connector %s: %s; starting again in %.0fs", self.name, exc, pause)
+                    stop.event.wait(pause)
         except Exception:  # noqa: BLE001 - any failure of the job is the connector's FAILED state
             trace = traceback.format_exc()
             log.error("Connector %s failed:\n%s", self.name, trace)
             if not stop.requested:
                 self._set_failed(trace)
+
+    def _run_job(self, sink: SinkConfig, stop: StopSignal) -> None:
+        """One continuous job until it is asked to stop (it resumes from the tables, like a restart)."""
+        if self.metrics is None:
+            self.metrics = JobMetrics(self.name)
+        job = ObservedJob(sink, self.runner, stop=stop, observer=self._cycle_done, metrics=self.metrics)
+        job.coordinator.isolate_tasks = True
+        job.coordinator.failed_tasks = self.failed_tasks
+        self.job = job
+        self._set_running(sink.connect.tasks_max)
+        job.run()
 
     def _set_running(self, tasks: int) -> None:
         with self._status_lock:

@@ -112,7 +112,7 @@ class ConnectorRuntime:
         self.job: ObservedJob | None = None
         self.metrics: JobMetrics | None = None  # one per connector, kept across its jobs; closed on delete
 
-    # --- lifecycle (callers hold self.lock) --------------------------------------------------
+    # --- lifecycle (each call holds self.lock) --------------------------------------------------
 
     def apply(self, target_state: str) -> None:
         """Move to ``target_state``: end the current job after its in-flight commit, then start or park."""

@@ -146,7 +146,8 @@ class Herder:
                 runtime = self._runtimes.get(name)
                 if runtime is None:
                     self._create(name, config, RUNNING)
-                    return True, self.connector_info(name)
+            if runtime is None:  # answered outside the lock: connector_info takes it too
+                return True, self.connector_info(name)
             with runtime.lock:
                 if self._runtimes.get(name) is not runtime:
                     continue  # deleted meanwhile: create it again

@@ -178,3 +178,12 @@ def test_concurrent_updates_of_one_connector_apply_one_after_the_other(idle_herd
 ])
 def test_only_transient_errors_start_a_job_again(exc, expected):
     assert transient(exc) is expected
+
+
+def test_put_creates_a_missing_connector_and_answers_201_info(idle_herder, tmp_path):
+    config = props(tmp_path)
+    created, info = idle_herder.put_connector_config("fresh", config)
+    assert created is True
+    assert info["name"] == "fresh" and info["config"] == {**config, "name": "fresh"}
+    assert idle_herder.connector_names() == ["fresh"]
+    assert idle_herder.put_connector_config("fresh", config)[0] is False

@@ -25,7 +25,7 @@ from typing import Any
 from connector.api.errors import ConnectException
 from connector.config.sink_config import SinkConfig
 from connector.herder.connector_runtime import ConnectorRuntime
-from connector.herder.errors import AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError
+from connector.herder.errors import AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError, StartingError
 from connector.herder.sink_offsets import (
     ALTERED,
     RESET,
@@ -39,6 +39,8 @@ from connector.herder.store import ConnectorStore
 from connector.spark.runner import SparkTaskRunner
 
 log = logging.getLogger(__name__)
+
+WORKER_STARTING = "The worker is still starting: its stored connectors are not loaded yet. Retry in a moment."
 
 INVALID_CONFIG = ("Connector configuration is invalid and contains the following {count} error(s):\n{errors}\n"
                   "You can also find the above list of errors at the endpoint "
@@ -117,6 +119,7 @@ class Herder:
 
     def connector_names(self) -> list[str]:
         with self._lock:
+            self._check_loaded()
             return list(self._runtimes)
 
     def connector_info(self, name: str) -> dict:
@@ -367,15 +370,21 @@ class Herder:
 
     def _get(self, name: str, not_found: str) -> ConnectorRuntime:
         with self._lock:
+            self._check_loaded()
             runtime = self._runtimes.get(name)
         if runtime is None:
             raise NotFoundError(not_found)
         return runtime
 
     def _require_store(self) -> ConnectorStore:
-        if self._store is None:
-            raise RuntimeError("Herder.start() has not run")
+        self._check_loaded()
+        assert self._store is not None  # loaded
         return self._store
+
+    def _check_loaded(self) -> None:
+        """Connectors are not known before the store is loaded: a request then is told to come back."""
+        if self._store is None:
+            raise StartingError(WORKER_STARTING)
 
 
 def _task_config(config: dict[str, str]) -> dict[str, str]:

@@ -10,7 +10,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from connector.api.errors import ConnectException
 from connector.herder.connector_runtime import transient
-from connector.herder.errors import AlreadyExistsError, BadRequestError, NotFoundError
+from connector.herder.errors import AlreadyExistsError, BadRequestError, NotFoundError, StartingError
 from connector.herder.herder import Herder
 from connector.herder.sink_offsets import parse_alter_request
 from connector.herder.store import ConnectorStore
@@ -187,3 +187,13 @@ def test_put_creates_a_missing_connector_and_answers_201_info(idle_herder, tmp_p
     assert info["name"] == "fresh" and info["config"] == {**config, "name": "fresh"}
     assert idle_herder.connector_names() == ["fresh"]
     assert idle_herder.put_connector_config("fresh", config)[0] is False
+
+
+def test_requests_before_the_store_is_loaded_are_told_the_worker_is_starting(tmp_path):
+    herder = Herder({}, data_dir=tmp_path, spark=Future(), worker_id="w:1")
+    with pytest.raises(StartingError, match="still starting"):
+        herder.connector_names()
+    with pytest.raises(StartingError):
+        herder.create_connector("c", props(tmp_path), None)
+    with pytest.raises(StartingError):
+        herder.connector_status("c")

@@ -125,7 +125,8 @@ class FakeHerder:
     def task_configs(self, name: str) -> list[dict]:
         with self._lock:
             config = self._config(name, f"Connector {name} not found")
-            return [{"id": {"connector": name, "task": t}, "config": dict(config)} for t in self._task_ids(name)]
+            task_config = {**config, "task.class": config["connector.class"].removesuffix("Connector") + "Task"}
+            return [{"id": {"connector": name, "task": t}, "config": task_config} for t in self._task_ids(name)]
 
     def tasks_config(self, name: str) -> dict:
         with self._lock:

@@ -29,10 +29,6 @@ CONFIG = {
 }
 
 
-def named(name: str, **extra: str) -> dict[str, str]:
-    return {**CONFIG, **extra, "name": name}
-
-
 def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
@@ -55,31 +51,44 @@ def info(name: str, config: dict[str, str], tasks: int = 1) -> str:
 INVALID_TAIL = ("\nYou can also find the above list of errors at the endpoint "
                 "`/connector-plugins/{connectorType}/config/validate`")
 
-# (step, method, path, body, status, expected text or a predicate of the text, location)
-STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
-    ("root", "GET", "/", None, 200,
-     compact({"version": "3.9.0", "commit": "icefloe", "kafka_cluster_id": "tansu_cluster"}), None),
+Step = tuple[str, str, str, Any, int, Any, "str | None"]
+
+
+def exchange_steps(config: dict[str, str], topic: str, root: Any) -> list[Step]:
+    """The recorded sequence for a connector of ``config`` reading ``topic`` (3 records in partition 0).
+
+    Each step: (name, method, path, body, status, expected text or a predicate of it, Location).
+    """
+    def named(name: str, **extra: str) -> dict[str, str]:
+        return {**config, **extra, "name": name}
+
+    offsets = ('{"offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"' + topic + '"},'
+               '"offset":{"kafka_offset":%d}}]}')
+    task_config = {**named("rest-sbs"), "task.class": "org.apache.iceberg.connect.IcebergSinkTask"}
+    alter = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 1}}]}
+    return [
+    ("root", "GET", "/", None, 200, root, None),
     ("health", "GET", "/health", None, 200,
      '{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}', None),
     ("list-empty", "GET", "/connectors", None, 200, "[]", None),
-    ("create", "POST", "/connectors", {"name": "rest-sbs", "config": CONFIG}, 201,
+    ("create", "POST", "/connectors", {"name": "rest-sbs", "config": config}, 201,
      info("rest-sbs", named("rest-sbs")), "http://testserver/connectors/rest-sbs"),
-    ("create-again", "POST", "/connectors", {"name": "rest-sbs", "config": CONFIG}, 409,
+    ("create-again", "POST", "/connectors", {"name": "rest-sbs", "config": config}, 409,
      '{"error_code":409,"message":"Connector rest-sbs already exists"}', None),
     ("create-malformed", "POST", "/connectors", '{"name": "x", "config": {"a": "b"', 400,
      lambda text: json.loads(text)["message"].startswith("Malformed JSON in request body: "), None),
-    ("create-no-name", "POST", "/connectors", {"name": "", "config": CONFIG}, 400,
+    ("create-no-name", "POST", "/connectors", {"name": "", "config": config}, 400,
      error(400, "Connector configuration is invalid and contains the following 1 error(s):\n"
                 "Invalid value  for configuration name: String may not be empty" + INVALID_TAIL), None),
     ("create-name-mismatch", "POST", "/connectors", {"name": "rest-sbs-a", "config": named("rest-sbs-b")}, 400,
      '{"error_code":400,"message":"Connector name configuration (rest-sbs-b) doesn\'t match connector name in '
      'the URL (rest-sbs-a)"}', None),
-    ("create-not-object", "POST", "/connectors", [CONFIG], 400,
+    ("create-not-object", "POST", "/connectors", [config], 400,
      error(400, 'Request body must be a JSON object, not an array: expected {"name": "...", "config": {...}}'), None),
     ("create-no-config", "POST", "/connectors", {"name": "rest-sbs-nc"}, 400,
      error(400, 'Missing connector config in the request body: expected {"name": "...", "config": {...}}'), None),
     ("create-unknown-class", "POST", "/connectors",
-     {"name": "rest-sbs-u", "config": {**CONFIG, "connector.class": "com.example.NoSuchConnector"}}, 400,
+     {"name": "rest-sbs-u", "config": {**config, "connector.class": "com.example.NoSuchConnector"}}, 400,
      error(400, "Connector configuration is invalid and contains the following 1 error(s):\n"
                 "Invalid value com.example.NoSuchConnector for configuration connector.class: icefloe runs the "
                 "Iceberg sink; use org.apache.iceberg.connect.IcebergSinkConnector (or "
@@ -88,9 +97,9 @@ STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
     ("info", "GET", "/connectors/rest-sbs", None, 200, info("rest-sbs", named("rest-sbs")), None),
     ("config", "GET", "/connectors/rest-sbs/config", None, 200, compact(named("rest-sbs")), None),
     ("tasks", "GET", "/connectors/rest-sbs/tasks", None, 200,
-     compact([{"id": {"connector": "rest-sbs", "task": 0}, "config": named("rest-sbs")}]), None),
+     compact([{"id": {"connector": "rest-sbs", "task": 0}, "config": task_config}]), None),
     ("tasks-config", "GET", "/connectors/rest-sbs/tasks-config", None, 200,
-     compact({"rest-sbs-0": named("rest-sbs")}), None),
+     compact({"rest-sbs-0": task_config}), None),
     ("task-status", "GET", "/connectors/rest-sbs/tasks/0/status", None, 200,
      compact({"id": 0, "state": "RUNNING", "worker_id": WORKER_ID}), None),
     ("task-status-unknown", "GET", "/connectors/rest-sbs/tasks/7/status", None, 404,
@@ -102,11 +111,11 @@ STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
      '{"rest-sbs":{"status":' + running("rest-sbs") + ',"info":' + info("rest-sbs", named("rest-sbs")) + "}}", None),
     ("list-expand-unknown", "GET", "/connectors?expand=nope", None, 200, '{"rest-sbs":{}}', None),
     ("offsets-running", "GET", "/connectors/rest-sbs/offsets", None, 200,
-     '{"offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":3}}]}', None),
-    ("topics", "GET", "/connectors/rest-sbs/topics", None, 200, '{"rest-sbs":{"topics":["t"]}}', None),
+     offsets % 3, None),
+    ("topics", "GET", "/connectors/rest-sbs/topics", None, 200, '{"rest-sbs":{"topics":["' + topic + '"]}}', None),
     ("topics-reset", "PUT", "/connectors/rest-sbs/topics/reset", None, 202, "", None),
     ("topics-after-reset", "GET", "/connectors/rest-sbs/topics", None, 200, '{"rest-sbs":{"topics":[]}}', None),
-    ("put-config-create", "PUT", "/connectors/rest-sbs-put/config", CONFIG, 201,
+    ("put-config-create", "PUT", "/connectors/rest-sbs-put/config", config, 201,
      info("rest-sbs-put", named("rest-sbs-put")), "http://testserver/connectors/rest-sbs-put"),
     ("put-config-update", "PUT", "/connectors/rest-sbs-put/config",
      {**named("rest-sbs-put"), "errors.log.enable": "true"}, 200,
@@ -124,21 +133,21 @@ STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
     ("resume", "PUT", "/connectors/rest-sbs/resume", None, 202, "", None),
     ("status-resumed", "GET", "/connectors/rest-sbs/status", None, 200, running("rest-sbs"), None),
     ("offsets-alter-running", "PATCH", "/connectors/rest-sbs/offsets",
-     {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 1}}]}, 400,
+     alter, 400,
      '{"error_code":400,"message":"Connectors must be in the STOPPED state before their offsets can be modified. '
      "This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/rest-sbs/stop' "
      'endpoint"}', None),
     ("stop", "PUT", "/connectors/rest-sbs/stop", None, 204, "", None),
     ("status-stopped", "GET", "/connectors/rest-sbs/status", None, 200, running("rest-sbs", "STOPPED", 0), None),
     ("offsets-stopped", "GET", "/connectors/rest-sbs/offsets", None, 200,
-     '{"offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":3}}]}', None),
+     offsets % 3, None),
     ("offsets-alter-empty", "PATCH", "/connectors/rest-sbs/offsets", {"offsets": []}, 400,
      '{"error_code":400,"message":"Partitions / offsets need to be provided for an alter offsets request"}', None),
     ("offsets-alter", "PATCH", "/connectors/rest-sbs/offsets",
-     {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 1}}]}, 200,
+     alter, 200,
      '{"message":"The offsets for this connector have been altered successfully"}', None),
     ("offsets-altered", "GET", "/connectors/rest-sbs/offsets", None, 200,
-     '{"offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":1}}]}', None),
+     offsets % 1, None),
     ("offsets-reset", "DELETE", "/connectors/rest-sbs/offsets", None, 200,
      '{"message":"The offsets for this connector have been reset successfully"}', None),
     ("offsets-after-reset", "GET", "/connectors/rest-sbs/offsets", None, 200, '{"offsets":[]}', None),
@@ -152,12 +161,12 @@ STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
     ("task-restart", "POST", "/connectors/rest-sbs/tasks/0/restart", None, 204, "", None),
     ("task-not-a-number", "GET", "/connectors/rest-sbs/tasks/abc/status", None, 404,
      '{"error_code":404,"message":"HTTP 404 Not Found"}', None),
-    ("create-stopped", "POST", "/connectors", {"name": "rest-sbs-stopped", "config": CONFIG,
+    ("create-stopped", "POST", "/connectors", {"name": "rest-sbs-stopped", "config": config,
                                                "initial_state": "STOPPED"}, 201,
      info("rest-sbs-stopped", named("rest-sbs-stopped"), 0), "http://testserver/connectors/rest-sbs-stopped"),
     ("status-created-stopped", "GET", "/connectors/rest-sbs-stopped/status", None, 200,
      running("rest-sbs-stopped", "STOPPED", 0), None),
-    ("create-bad-initial-state", "POST", "/connectors", {"name": "rest-sbs-b", "config": CONFIG,
+    ("create-bad-initial-state", "POST", "/connectors", {"name": "rest-sbs-b", "config": config,
                                                          "initial_state": "SLEEPING"}, 400,
      error(400, 'Invalid initial_state "SLEEPING": expected one of RUNNING, PAUSED, STOPPED'), None),
     ("delete-stopped", "DELETE", "/connectors/rest-sbs-stopped", None, 204, "", None),
@@ -195,7 +204,11 @@ STEPS: list[tuple[str, str, str, Any, int, Any, str | None]] = [
      '{"error_code":404,"message":"Connector rest-sbs not found"}', None),
     ("delete-2", "DELETE", "/connectors/rest-sbs-put", None, 204, "", None),
     ("list-end", "GET", "/connectors", None, 200, "[]", None),
-]
+    ]
+
+
+STEPS = exchange_steps(CONFIG, "t", compact({"version": "3.9.0", "commit": "icefloe",
+                                               "kafka_cluster_id": "tansu_cluster"}))
 
 
 @pytest.fixture(scope="module")

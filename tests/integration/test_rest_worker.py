@@ -127,7 +127,13 @@ def test_deploy_runs_the_connector_and_a_second_deploy_changes_nothing(worker, k
 
     assert cli.main(["deploy", str(config), "--url", worker.url]) == 0
     worker.wait_until(lambda: _ids(props) == Counter(range(300)), "all 300 records in the table")
+    capsys.readouterr()
     assert cli.main(["deploy", str(config), "--url", worker.url]) == 0
+    assert "Nothing to change" in capsys.readouterr().out
+
+    metrics = requests.get(f"{worker.url}/metrics", timeout=10).text
+    written = f'icefloe_records_written_total{{connector="{props["name"]}",table="{props["iceberg.tables"]}"}} 300.0'
+    assert written in metrics
 
     status = worker.get(f"/connectors/{props['name']}/status")
     assert status["connector"]["state"] == "RUNNING"

@@ -106,7 +106,7 @@ class Coordinator:
     def start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Resume positions: the tables' offsets first, then the consumer group, then the log start."""
         partitions = list(partitions)
-        from_tables = self._table_offsets(partitions)
+        from_tables = self.table_offsets(partitions)
         missing = [tp for tp in partitions if tp not in from_tables]
         from_group = read_group_offsets(self.client_conf, self.config.group_id, missing) if missing else {}
         missing = [tp for tp in missing if tp not in from_group]
@@ -117,7 +117,7 @@ class Coordinator:
                 start[tp] = max(start[tp], offset)
         return start
 
-    def _table_offsets(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+    def table_offsets(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         """Per partition, the smallest next offset among the static tables that recorded one."""
         wanted = set(partitions)
         lowest: dict[TopicPartition, int] = {}

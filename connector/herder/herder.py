@@ -106,13 +106,16 @@ class Herder:
 
     def _kafka_cluster_id(self) -> str | None:
         if self._cluster_id is None:
+            from confluent_kafka import KafkaException
             from confluent_kafka.admin import AdminClient
 
             from connector.kafka.client_config import admin_config
 
             conf: dict[str, Any] = dict(admin_config(self.worker, {}, connector_name="worker"))
-            admin = AdminClient(conf)
-            self._cluster_id = admin.list_topics(timeout=10).cluster_id
+            try:
+                self._cluster_id = AdminClient(conf).list_topics(timeout=5).cluster_id
+            except KafkaException as exc:  # GET / still answers while the broker is away, as Connect's does
+                log.warning("Could not read the Kafka cluster id: %s", exc)
         return self._cluster_id
 
     # --- configs ----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Mapping
 
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from pyiceberg.exceptions import NoSuchTableError
 
@@ -24,7 +25,7 @@ from connector.herder.errors import BadRequestError
 from connector.kafka.client_config import admin_config_from, consumer_config
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import TopicPartition
-from connector.kafka.topics import resolve_partitions
+from connector.kafka.topics import UnknownTopicError, resolve_partitions
 
 EMPTY_ALTER = "Partitions / offsets need to be provided for an alter offsets request"
 ALTERED = "The offsets for this connector have been altered successfully"
@@ -45,14 +46,18 @@ class SinkOffsets:
         self.catalog = load_catalog(config.props)
 
     def partitions(self) -> list[TopicPartition]:
-        return resolve_partitions(self.client_conf, list(self.config.connect.topics),
-                                  self.config.connect.topics_regex)
+        """The connector's partitions; none for a listed topic that does not exist (yet): it has no offsets."""
+        try:
+            return resolve_partitions(self.client_conf, list(self.config.connect.topics),
+                                      self.config.connect.topics_regex)
+        except UnknownTopicError:
+            return []
 
     def current(self) -> dict[TopicPartition, int]:
         """Where each partition resumes, for those with an offset: the tables', else the group's."""
         partitions = self.partitions()
         coordinator = Coordinator(self.config, self.catalog, self.client_conf, max_tasks=1, split_large=False)
-        from_tables = coordinator._table_offsets(partitions)
+        from_tables = coordinator.table_offsets(partitions)
         missing = [tp for tp in partitions if tp not in from_tables]
         from_group = read_group_offsets(self.client_conf, self.config.group_id, missing) if missing else {}
         return dict(sorted({**from_group, **from_tables}.items()))
@@ -93,8 +98,8 @@ class SinkOffsets:
         for future in futures.values():
             try:
                 future.result(timeout=30)
-            except Exception as exc:  # noqa: BLE001 - a group that never existed has nothing to reset
-                if "GROUP_ID_NOT_FOUND" not in str(exc) and "NOT_FOUND" not in str(exc).upper():
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.GROUP_ID_NOT_FOUND:  # a group never made has nothing to reset
                     raise
 
 

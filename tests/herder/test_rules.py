@@ -197,3 +197,18 @@ def test_requests_before_the_store_is_loaded_are_told_the_worker_is_starting(tmp
         herder.create_connector("c", props(tmp_path), None)
     with pytest.raises(StartingError):
         herder.connector_status("c")
+
+
+@pytest.mark.integration
+def test_offsets_of_a_connector_never_run_on_a_missing_topic_are_empty_and_reset_succeeds(kafka_broker, tmp_path):
+    herder = Herder({"bootstrap.servers": kafka_broker.bootstrap}, data_dir=tmp_path / "worker", spark=Future(),
+                    worker_id="w:1")
+    herder.start()
+    try:
+        config = sink_props("never", "no-such-topic-yet", "db.never", tmp_path / "lake")
+        herder.create_connector("never", config, "STOPPED")
+        assert herder.offsets("never") == {"offsets": []}
+        assert herder.reset_offsets("never") == {"message": "The offsets for this connector have been reset "
+                                                            "successfully"}
+    finally:
+        herder.shutdown()

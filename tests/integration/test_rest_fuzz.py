@@ -19,6 +19,7 @@ from connector.herder.herder import Herder
 from connector.rest.app import create_app
 from tests.integration.harness import sink_props
 from tests.rest import test_fuzz
+from tests.rest.log_levels import log_levels_restored
 
 pytestmark = pytest.mark.integration
 
@@ -31,7 +32,7 @@ def client(kafka_broker, tmp_path_factory):
                     worker_id="127.0.0.1:8083")
     herder.start()
     herder.create_connector("c", config, "STOPPED")
-    with TestClient(create_app(herder, {}), raise_server_exceptions=False) as test_client:
+    with log_levels_restored(), TestClient(create_app(herder, {}), raise_server_exceptions=False) as test_client:
         yield test_client
     herder.shutdown()
 

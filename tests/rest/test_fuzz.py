@@ -9,7 +9,6 @@ bytes. Whatever is sent, the answer is never a 5xx, and every error is
 from __future__ import annotations
 
 import json
-import logging
 from urllib.parse import quote
 
 import pytest
@@ -19,6 +18,7 @@ from starlette.testclient import TestClient
 
 from connector.rest.app import create_app
 from tests.rest.fake_herder import FakeHerder
+from tests.rest.log_levels import log_levels_restored
 
 SINK = "org.apache.iceberg.connect.IcebergSinkConnector"
 CONFIG = {"connector.class": SINK, "topics": "t", "iceberg.tables": "db.t", "iceberg.catalog.type": "rest",
@@ -57,14 +57,10 @@ bodies = st.one_of(
 
 @pytest.fixture(scope="module")
 def client():
-    saved = {logger: logger.level for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
-             if isinstance(logger, logging.Logger)}
     herder = FakeHerder()
     herder.create_connector("c", {**CONFIG, "name": "c"}, None)
-    with TestClient(create_app(herder, {}), raise_server_exceptions=False) as test_client:
+    with log_levels_restored(), TestClient(create_app(herder, {}), raise_server_exceptions=False) as test_client:
         yield test_client
-    for logger, level in saved.items():
-        logger.setLevel(level)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 from connector.rest.app import create_app
 from connector.rest.loggers import LEVELS, level_name
 from tests.rest.fake_herder import FakeHerder
+from tests.rest.log_levels import log_levels_restored
 
 
 @pytest.fixture
@@ -18,12 +19,8 @@ def client():
     names = ["icefloe.test", "icefloe.test.child", "icefloe.testing"]
     for name in names:
         logging.getLogger(name).setLevel(logging.NOTSET)
-    saved = {logger: logger.level for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
-             if isinstance(logger, logging.Logger)}
-    with TestClient(create_app(FakeHerder(), {})) as test_client:
+    with log_levels_restored(), TestClient(create_app(FakeHerder(), {})) as test_client:
         yield test_client
-    for logger, level in saved.items():
-        logger.setLevel(level)
 
 
 @pytest.mark.parametrize("name", list(LEVELS))

@@ -249,6 +249,8 @@ class ConnectorRuntime:
             new_topics = set(report.bytes_read) - self.topics
             self.topics.update(new_topics)
             for task, trace in report.failed_tasks.items():
+                if self._tasks.get(task, (None,))[0] != FAILED and self.metrics is not None:
+                    self.metrics.task_failed(task)
                 self._tasks[task] = (FAILED, trace)
         if new_topics and self.on_topics is not None:
             self.on_topics(new_topics)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
+from connector.channel.retry import StoppedWhileRetrying, TransientRetry
 from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
@@ -89,6 +90,8 @@ class SinkJob:
                                        max_tasks=self._max_tasks, split_large=until_caught_up,
                                        probe=probe_schema_needs)
         self._default_parallelism = default_parallelism
+        self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
+                                    config.connect.errors_retry_delay_max_ms, self.stop.event)
 
     def _max_tasks(self) -> int:
         if not self.until_caught_up:
@@ -112,15 +115,20 @@ class SinkJob:
 
     def _run(self) -> JobSummary:
         summary = JobSummary()
-        if self.until_caught_up:
-            self.catch_up(self.targets(), summary)
-            return summary
-        interval = self.config.iceberg.commit_interval_ms / 1000
-        while not self.stop.requested:
-            began = time.monotonic()
-            behind = self.catch_up(self.targets(), summary, cycles=1)
-            if not behind:
-                self.stop.event.wait(max(0.0, interval - (time.monotonic() - began)))
+        try:
+            if self.until_caught_up:
+                target = self.retry.call(self.targets, "Reading the end offsets")
+                self.retry.call(lambda: self.catch_up(target, summary), "A commit cycle")
+                return summary
+            interval = self.config.iceberg.commit_interval_ms / 1000
+            while not self.stop.requested:
+                began = time.monotonic()
+                behind = self.retry.call(lambda: self.catch_up(self.targets(), summary, cycles=1),
+                                         "A commit cycle")
+                if not behind:
+                    self.stop.event.wait(max(0.0, interval - (time.monotonic() - began)))
+        except StoppedWhileRetrying as stopped:  # nothing was in flight: a clean stop
+            log.warning("%s", stopped)
         return summary
 
     def targets(self) -> dict[TopicPartition, int]:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pyiceberg.exceptions import NoSuchTableError
 
-from connector.api.errors import ConnectException
+from connector.api.errors import ConnectException, RetriableException
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets
@@ -240,10 +240,11 @@ class Coordinator:
 
     @staticmethod
     def _raise_task_errors(results: list[TaskResult]) -> None:
-        errors = [r.error for r in results if r.error]
-        if errors:
-            more = f" (and {len(errors) - 1} more task error(s))" if len(errors) > 1 else ""
-            raise ConnectException(errors[0] + more)
+        failed = [r for r in results if r.error]
+        if failed:
+            more = f" (and {len(failed) - 1} more task error(s))" if len(failed) > 1 else ""
+            error = RetriableException if all(r.retriable for r in failed) else ConnectException
+            raise error(f"{failed[0].error}{more}")
 
     # --- commit ---------------------------------------------------------------------------
 

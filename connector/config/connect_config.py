@@ -90,6 +90,7 @@ class ConnectConfig:
     value_converter_config: dict[str, str] = field(default_factory=dict)
     header_converter_config: dict[str, str] = field(default_factory=dict)
     errors_tolerance: str = "none"
+    errors_retry_delay_max_ms: int = 60000
     raw: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -125,6 +126,7 @@ def parse_connect_config(props: Mapping[str, Any], worker: Mapping[str, str] | N
         value_converter_config=_converter_config(props, worker, "value.converter", values["value.converter"]),
         header_converter_config=_converter_config(props, worker, "header.converter", values["header.converter"]),
         errors_tolerance=values["errors.tolerance"],
+        errors_retry_delay_max_ms=values["errors.retry.delay.max.ms"],
         raw=dict(props),
     )
 

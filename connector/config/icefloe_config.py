@@ -9,6 +9,7 @@ from connector.api.config_def import ConfigDef, ConfigType, at_least
 
 COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
+TRANSIENT_RETRY_TIMEOUT = "icefloe.transient.retry-timeout-ms"
 
 ICEFLOE_CONFIG = (
     ConfigDef()
@@ -17,12 +18,19 @@ ICEFLOE_CONFIG = (
             "is read and committed in several cycles, one after another, so a crash loses at most one "
             "cycle's work and progress is visible as it goes. `0`: no bound (one cycle reads everything "
             "up to the end offsets seen at its start)")
+    .define(TRANSIENT_RETRY_TIMEOUT, ConfigType.LONG, 300_000, at_least(-1), "medium",
+            "how long a job rides out a transient fault (the broker, Schema Registry or the catalog "
+            "unreachable, a retriable Kafka error) by running the failed cycle again, with backoff from "
+            "300 ms up to `errors.retry.delay.max.ms`; past it without a success the job fails, naming "
+            "the fault. `-1`: forever; `0`: fail at once. A re-run cycle resumes from the tables' "
+            "offsets, so nothing is duplicated")
 )
 
 
 @dataclass(frozen=True)
 class IcefloeConfig:
     commit_max_records: int  # 0: unbounded
+    transient_retry_timeout_ms: int = 300_000  # -1: forever
 
 
 def is_icefloe_key(key: str) -> bool:
@@ -31,4 +39,5 @@ def is_icefloe_key(key: str) -> bool:
 
 def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
     values = ICEFLOE_CONFIG.parse(props)
-    return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS])
+    return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
+                         transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT])

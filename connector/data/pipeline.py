@@ -108,6 +108,8 @@ PER_RECORD = "per-record"
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
 #: With error tolerance, a declined columnar batch is split in halves down to this many rows (then per record).
 SPLIT_ROWS = 256
+#: Errant records kept in memory before they are handed to the DLQ producer (the rest go at close).
+DLQ_SEND_RECORDS = 10_000
 #: Decline reasons that are about the table or the configuration, never about the records' contents:
 #: splitting such a batch cannot help, so it goes per record as a whole.
 _STRUCTURAL_DECLINES = ("table to create", "schema changes", "columns looked up case-insensitively",
@@ -204,8 +206,13 @@ class TaskPipeline:
     """Decode → transform → route → drop committed → convert → buffer, for the raw batches of one task."""
 
     def __init__(self, config: SinkConfig, task_id: str, *, committed_offsets: CommittedOffsets,
-                 catalog=None, columnar: bool | None = None):
-        """``columnar=False`` (or ``ICEFLOE_COLUMNAR=false``) forces the per-record strategy."""
+                 catalog=None, columnar: bool | None = None, dead_letters: Any = True):
+        """``columnar=False`` (or ``ICEFLOE_COLUMNAR=false``) forces the per-record strategy.
+
+        ``dead_letters``: where errant records go when the pipeline closes (``True``: the
+        connector's DLQ, :class:`~connector.kafka.dlq.DeadLetterQueue`, when one is configured
+        with ``errors.tolerance=all``; ``None``: nowhere, they stay in :attr:`errant`).
+        """
         if columnar is None:
             columnar = os.environ.get(COLUMNAR_ENV, "true").strip().lower() != "false"
         self.config = config
@@ -226,6 +233,14 @@ class TaskPipeline:
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
         self.errors = ErrorHandler(ErrorSettings.of(config.props), config.name, task_id)
         self.errant: list[ErrantRecord] = []  # records skipped by error tolerance, for the DLQ, in order
+        settings = self.errors.settings
+        if dead_letters is True:
+            dead_letters = None
+            if settings.tolerance_all and settings.dlq_topic:
+                from connector.kafka.dlq import DeadLetterQueue
+
+                dead_letters = DeadLetterQueue(config, task_id, self.catalog)
+        self.dead_letters = dead_letters
 
     def _choose_strategy(self, columnar: bool) -> tuple[str, str]:
         if not columnar:
@@ -275,6 +290,8 @@ class TaskPipeline:
         for table_name, data in converted:
             self.tables.buffer(table_name, data)
         self.errant.extend(self.errors.take())
+        if self.dead_letters is not None and len(self.errant) >= DLQ_SEND_RECORDS:
+            self.dead_letters.send(self.take_errant())
         return needs
 
     def take_errant(self) -> list[ErrantRecord]:
@@ -575,10 +592,17 @@ class TaskPipeline:
         self.tables.forget(names)
 
     def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
-        """Flush buffers: (data files per table, rows written per table)."""
+        """Flush buffers: (data files per table, rows written per table).
+
+        The errant records go to the DLQ first, acknowledged before this returns (so before
+        the coordinator can commit the cycle).
+        """
         if self.batches:
             log.info("Task %s: batches by path: %s", self.task_id,
                      ", ".join(f"{k}: {v}" for k, v in sorted(self.batches.items())))
+        if self.dead_letters is not None:
+            self.dead_letters.send(self.take_errant())
+            self.dead_letters.flush()
         return self.tables.close()
 
 

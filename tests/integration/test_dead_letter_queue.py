@@ -1,0 +1,174 @@
+"""errors.tolerance=all end to end: the table holds the good records, the DLQ exactly the bad ones.
+
+Real Tansu broker, real Spark tasks, SQLite catalog. The DLQ records are
+compared byte for byte with what was produced (original key, value, headers,
+timestamp) and with Connect's ``__connect.errors.*`` headers; a crash after
+the DLQ writes and before the commit, then a re-run, leaves each bad record
+in the DLQ once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+import connector.channel.coordinator as coordinator_module
+from connector.api.errors import ConnectException
+from connector.kafka.dlq import ensure_topic
+from connector.kafka.offsets import OffsetRange, end_offsets
+from connector.kafka.range_reader import read_range
+from tests.integration.harness import run_until_caught_up, sink_props, snapshot_offsets, table_rows, unique
+from tests.support.tansu import create_topic, produce
+
+pytestmark = pytest.mark.integration
+
+CONTEXT_KEYS = [
+    "__connect.errors.topic", "__connect.errors.partition", "__connect.errors.offset",
+    "__connect.errors.connector.name", "__connect.errors.task.id", "__connect.errors.stage",
+    "__connect.errors.class.name", "__connect.errors.exception.class.name",
+    "__connect.errors.exception.message", "__connect.errors.exception.stacktrace",
+]
+DATA_EXCEPTION = "org.apache.kafka.connect.errors.DataException"
+
+# (key, value, expected: None = good, else (stage, class name))
+RECORDS = [
+    (b"k0", b'{"id": 0, "n": 10}', None),
+    (b"k1", b'{"id": 1, "n": ', ("VALUE_CONVERTER", "org.apache.kafka.connect.json.JsonConverter")),
+    (b"k2", b'{"id": 2, "n": 12}', None),
+    (b"k3", b'[1, 2, 3]', ("TRANSFORMATION", "org.apache.kafka.connect.transforms.Cast$Value")),  # not a map
+    (b"k4", b'{"id": 4, "n": "not a number"}', ("TASK_PUT", "org.apache.kafka.connect.sink.SinkTask")),
+    (b"k5", b'{"id": 5, "n": 15, "c": "seven"}',
+     ("TRANSFORMATION", "org.apache.kafka.connect.transforms.Cast$Value")),
+    (b"\xff\xfe bad utf-8 key", b'{"id": 6, "n": 16}', None),  # StringConverter replaces, as Java does
+    (b"k7", b'{"id": 7, "n": \xff}', ("VALUE_CONVERTER", "org.apache.kafka.connect.json.JsonConverter")),
+    (None, b'{"id": 8, "n": 18, "c": "8"}', None),
+]
+GOOD_IDS = [0, 2, 6, 8]
+
+
+def _props(tmp_path, topic, dlq, *, headers=True, **extra):
+    return sink_props(unique("dlq"), topic, "db.t", tmp_path, **{
+        "errors.tolerance": "all",
+        "errors.log.enable": "true",
+        "errors.log.include.messages": "true",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": str(headers).lower(),
+        "transforms": "cast",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value",
+        "transforms.cast.spec": "c:int32",
+        **extra,
+    })
+
+
+def _produce(bootstrap, topic):
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, [r[1] for r in RECORDS], keys=[r[0] for r in RECORDS], partition=0,
+            headers=[[("h", b"v%d" % i), ("empty", None)] for i in range(len(RECORDS))],
+            timestamps=[1_700_000_000_000 + i for i in range(len(RECORDS))])
+
+
+def _dlq_records(bootstrap, dlq) -> list[dict]:
+    conf = {"bootstrap.servers": bootstrap}
+    end = end_offsets(conf, [(dlq, 0)])[(dlq, 0)]
+    rows = []
+    for batch in read_range(conf, OffsetRange(dlq, 0, 0, end)):
+        rows.extend(batch.to_pylist())
+    return rows
+
+
+def test_good_records_reach_the_table_and_bad_ones_the_dlq_with_connects_headers(kafka_broker, spark, tmp_path):
+    topic, dlq = unique("mixed"), unique("mixed_dlq")
+    props = _props(tmp_path, topic, dlq)
+    _produce(kafka_broker.bootstrap, topic)
+
+    run_until_caught_up(props, kafka_broker.bootstrap, spark)
+
+    assert sorted(r["id"] for r in table_rows(props, "db.t")) == GOOD_IDS
+    assert snapshot_offsets(props, "db.t")[f"{topic}.connect-{props['name']}"] == {"0": len(RECORDS)}
+
+    dlq_rows = _dlq_records(kafka_broker.bootstrap, dlq)
+    bad = [(offset, r) for offset, r in enumerate(RECORDS) if r[2] is not None]
+    assert len(dlq_rows) == len(bad)
+    for row, (offset, (key, value, (stage, class_name))) in zip(dlq_rows, bad):
+        assert (row["key"], row["value"]) == (key, value)
+        assert row["timestamp"] == 1_700_000_000_000 + offset
+        headers = [(h["key"], h["value"]) for h in row["headers"]]
+        assert headers[:2] == [("h", b"v%d" % offset), ("empty", None)]
+        assert [k for k, _ in headers[2:]] == CONTEXT_KEYS
+        context = {k: (v.decode() if v is not None else None) for k, v in headers[2:]}
+        assert context["__connect.errors.topic"] == topic
+        assert context["__connect.errors.partition"] == "0"
+        assert context["__connect.errors.offset"] == str(offset)
+        assert context["__connect.errors.connector.name"] == props["name"]
+        assert context["__connect.errors.task.id"].isdigit()
+        assert context["__connect.errors.stage"] == stage
+        assert context["__connect.errors.class.name"] == class_name
+        assert context["__connect.errors.exception.class.name"] == DATA_EXCEPTION
+        assert context["__connect.errors.exception.message"]
+        assert context["__connect.errors.exception.stacktrace"].startswith(DATA_EXCEPTION + ": ")
+
+
+def test_tolerance_none_with_a_dlq_fails_on_the_first_bad_record_and_writes_no_dlq(kafka_broker, spark, tmp_path):
+    topic, dlq = unique("strict"), unique("strict_dlq")
+    props = _props(tmp_path, topic, dlq, **{"errors.tolerance": "none"})
+    _produce(kafka_broker.bootstrap, topic)
+
+    with pytest.raises(ConnectException, match="offset: 1"):
+        run_until_caught_up(props, kafka_broker.bootstrap, spark)
+
+    assert dlq not in _topics(kafka_broker.bootstrap)
+
+
+def test_the_dlq_topic_is_created_with_one_partition_and_a_capped_replication_factor(kafka_broker, caplog):
+    dlq = unique("created_dlq")
+    with caplog.at_level(logging.INFO, logger="connector.kafka.dlq"):
+        ensure_topic({"bootstrap.servers": kafka_broker.bootstrap}, dlq, 3)
+        ensure_topic({"bootstrap.servers": kafka_broker.bootstrap}, dlq, 3)  # exists: nothing to do
+    assert any("replication factor 1" in m and "fewer than" in m for m in caplog.messages)
+    assert end_offsets({"bootstrap.servers": kafka_broker.bootstrap}, [(dlq, 0)]) == {(dlq, 0): 0}
+
+
+def _topics(bootstrap) -> set[str]:
+    from confluent_kafka.admin import AdminClient
+
+    return set(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics)
+
+
+@pytest.mark.parametrize("headers", [True, False], ids=["context-headers", "content-identity"])
+def test_a_crash_after_the_dlq_writes_and_before_the_commit_sends_nothing_twice(kafka_broker, spark, tmp_path,
+                                                                                monkeypatch, headers):
+    topic, dlq = unique("crash"), unique("crash_dlq")
+    props = _props(tmp_path, topic, dlq, headers=headers)
+    _produce(kafka_broker.bootstrap, topic)
+    expected = [(k, v) for k, v, outcome in RECORDS if outcome is not None]
+
+    def crash(*args, **kwargs):
+        raise ConnectException("simulated crash before the Iceberg commit")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(coordinator_module, "commit_table", crash)
+        with pytest.raises(ConnectException, match="simulated crash"):
+            run_until_caught_up(props, kafka_broker.bootstrap, spark)
+    assert [(r["key"], r["value"]) for r in _dlq_records(kafka_broker.bootstrap, dlq)] == expected
+
+    run_until_caught_up(props, kafka_broker.bootstrap, spark)  # the re-run of the uncommitted cycle
+    assert [(r["key"], r["value"]) for r in _dlq_records(kafka_broker.bootstrap, dlq)] == expected
+    assert sorted(r["id"] for r in table_rows(props, "db.t")) == GOOD_IDS
+
+    summary = _summary(props)
+    assert json.loads(summary[f"icefloe.dlq.offsets.{dlq}.connect-{props['name']}"]) == {"0": len(expected)}
+
+    # more records, a second cycle: only the new bad one is added
+    produce(kafka_broker.bootstrap, topic, [b'{"id": 9, "n": 19}', b"{oops"], keys=[b"k9", b"k10"], partition=0)
+    run_until_caught_up(props, kafka_broker.bootstrap, spark)
+    assert [(r["key"], r["value"]) for r in _dlq_records(kafka_broker.bootstrap, dlq)] == \
+        expected + [(b"k10", b"{oops")]
+    assert sorted(r["id"] for r in table_rows(props, "db.t")) == GOOD_IDS + [9]
+
+
+def _summary(props) -> dict[str, str]:
+    from tests.integration.harness import load_table
+
+    return load_table(props, "db.t").current_snapshot().summary.additional_properties

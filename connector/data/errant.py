@@ -63,6 +63,19 @@ def mark(exc: BaseException, stage: str, executing_class: str, error: BaseExcept
     return exc
 
 
+def transient(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it wraps) is not about the record but about a service:
+    a ``RetriableException`` or the Schema Registry unreachable. Such failures are never tolerated."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, RetriableException) or type(current).__name__ == "SchemaRegistryUnavailableException":
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def stage_of(exc: BaseException) -> str | None:
     """The stage a tagged record failure happened in, None for any other exception."""
     return getattr(exc, "errant_stage", None)
@@ -184,7 +197,7 @@ class ErrorHandler:
 
     def fail(self, exc: BaseException, coordinates: tuple[str, int, int]) -> None:
         """Handle one record's failure; re-raises ``exc`` unless errors are tolerated."""
-        if not self.tolerant or stage_of(exc) is None:
+        if not self.tolerant or stage_of(exc) is None or transient(exc):
             raise exc
         if coordinates in self.failed:
             return

@@ -337,18 +337,25 @@ class TaskPipeline:
         return self._write(self._per_record_rows(batch), may_ask=True)
 
     def _suspicious(self, batch: pa.RecordBatch) -> np.ndarray | None:
-        """Rows of a declined batch that look bad on their own (JSON values that do not parse to an
-        object); None when the strategy has no such check or no row looks bad."""
-        if self.path not in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
-            return None
+        """Rows of a declined batch that look bad on their own; None when the strategy has no such
+        check or no row looks bad.
+
+        JSON values: not one single-line JSON object. Registry-framed values (Avro, JSON Schema):
+        shorter than the 5-byte frame or not starting with the magic byte 0.
+        """
+        values = batch.column("value").to_pylist()
         flags = np.zeros(batch.num_rows, dtype=bool)
-        for i, value in enumerate(batch.column("value").to_pylist()):
-            if value is None:
-                continue
-            try:
-                flags[i] = not isinstance(json.loads(value), dict) or b"\n" in value or b"\r" in value
-            except (ValueError, RecursionError):
-                flags[i] = True
+        if self.path in (COLUMNAR_AVRO, COLUMNAR_JSON_SCHEMA):
+            for i, value in enumerate(values):
+                flags[i] = value is not None and (len(value) < 5 or value[0] != 0)
+        elif self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
+            for i, value in enumerate(values):
+                if value is None:
+                    continue
+                try:
+                    flags[i] = not isinstance(json.loads(value), dict) or b"\n" in value or b"\r" in value
+                except (ValueError, RecursionError):
+                    flags[i] = True
         return flags if flags.any() else None
 
     def _screened(self, batch: pa.RecordBatch, suspicious: np.ndarray) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:

@@ -102,11 +102,16 @@ def java_class_name(instance: Any, registry: Mapping[str, str], configured: str 
 
 
 def stacktrace(exc: BaseException) -> str:
-    """``printStackTrace``-like text: ``<class>: <message>`` then the Python frames and causes."""
+    """``printStackTrace``-like text: ``<class>: <message>``, a ``\tat <function>(<file>:<line>)``
+    line per frame (innermost first, as in Java), then ``Caused by: ...`` for the causes."""
     message = str(exc)
-    head = java_exception_name(exc) + (f": {message}" if message else "")
-    frames = "".join(traceback.format_tb(exc.__traceback__)) if exc.__traceback__ else ""
-    text = head + ("\n" + frames.rstrip("\n") if frames else "")
+    lines = [java_exception_name(exc) + (f": {message}" if message else "")]
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    for frame, lineno in reversed(frames):
+        code = frame.f_code
+        lines.append(f"\tat {frame.f_globals.get('__name__', '?')}.{code.co_name}"
+                     f"({code.co_filename.rsplit('/', 1)[-1]}:{lineno})")
+    text = "\n".join(lines)
     cause = exc.__cause__
     if cause is not None and cause is not exc:
         text += "\nCaused by: " + stacktrace(cause)
@@ -182,7 +187,7 @@ class ErrorHandler:
     settings: ErrorSettings
     connector_name: str
     task_id: str
-    staged: list[ErrantRecord] = field(default_factory=list)
+    staged: list[tuple[tuple[str, int, int], str, str, str, str | None, str]] = field(default_factory=list)
     failed: set[tuple[str, int, int]] = field(default_factory=set)
     _batch: Any = None
     _rows: dict[tuple[str, int, int], int] | None = None
@@ -203,24 +208,37 @@ class ErrorHandler:
             return
         error: BaseException = getattr(exc, "errant_error", exc)
         stage, executing_class = exc.errant_stage, exc.errant_class  # type: ignore[attr-defined]
-        row = self._row(coordinates)
         if self.settings.log_enable:
-            log.error(self.log_message(stage, executing_class, row), exc_info=error)
+            log.error(self.log_message(stage, executing_class, self._row(coordinates)), exc_info=error)
         self.failed.add(coordinates)
         message = str(error)
-        self.staged.append(ErrantRecord(
-            topic=row["topic"], partition=row["partition"], offset=row["offset"], timestamp=row["timestamp"],
-            timestamp_type=row["timestamp_type"], key=row["key"], value=row["value"],
-            headers=tuple((h["key"], h["value"]) for h in row["headers"] or ()),
-            stage=stage, executing_class=executing_class, exception_class=java_exception_name(error),
-            message=message if message or not isinstance(error, ConnectException) else None,
-            stacktrace=stacktrace(error),
+        self.staged.append((
+            coordinates, stage, executing_class, java_exception_name(error),
+            message if message or not isinstance(error, ConnectException) else None,
+            stacktrace(error) if self.settings.dlq_context_headers else "",
         ))
 
     def take(self) -> list[ErrantRecord]:
-        """The batch's errant records, in offset order (as Connect meets them), and forget them."""
-        staged, self.staged, self.failed = self.staged, [], set()
-        return sorted(staged, key=lambda r: r.coordinates)
+        """The batch's errant records, in offset order (as Connect meets them), and forget them.
+
+        Their raw key, value, headers and timestamp are taken from the batch in hand at once.
+        """
+        staged, self.staged, self.failed = sorted(self.staged), [], set()
+        if not staged:
+            return []
+        self._index_rows()
+        assert self._rows is not None
+        rows = self._batch.take(pa_array([self._rows[entry[0]] for entry in staged])).to_pylist()
+        return [
+            ErrantRecord(
+                topic=row["topic"], partition=row["partition"], offset=row["offset"], timestamp=row["timestamp"],
+                timestamp_type=row["timestamp_type"], key=row["key"], value=row["value"],
+                headers=tuple((h["key"], h["value"]) for h in row["headers"] or ()),
+                stage=stage, executing_class=executing_class, exception_class=exception_class, message=message,
+                stacktrace=trace,
+            )
+            for row, (_, stage, executing_class, exception_class, message, trace) in zip(rows, staged)
+        ]
 
     def discard(self) -> None:
         self.staged, self.failed = [], set()
@@ -241,15 +259,24 @@ class ErrorHandler:
             text += "}"
         return text + "."
 
-    def _row(self, coordinates: tuple[str, int, int]) -> dict[str, Any]:
+    def _index_rows(self) -> None:
         batch = self._batch
         if batch is None:
-            raise ConnectException(f"No batch in hand for the failed record {coordinates}")
+            raise ConnectException("No batch in hand for the failed records")
         if self._rows is None:
             columns = zip(*(batch.column(n).to_pylist() for n in ("topic", "partition", "offset")))
             self._rows = {(t, p, o): i for i, (t, p, o) in enumerate(columns)}
-        index = self._rows[coordinates]
-        return {name: batch.column(name)[index].as_py() for name in batch.schema.names}
+
+    def _row(self, coordinates: tuple[str, int, int]) -> dict[str, Any]:
+        self._index_rows()
+        assert self._rows is not None
+        return self._batch.slice(self._rows[coordinates], 1).to_pylist()[0]
+
+
+def pa_array(values: list[int]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values, pa.int64())
 
 
 def errant_coordinates(records: Iterable[ErrantRecord]) -> set[tuple[str, int, int]]:

@@ -307,12 +307,16 @@ class TaskPipeline:
                 batch = batch.filter(pa.array(~np.isin(np.arange(batch.num_rows), failed)))
                 if batch.num_rows == 0:
                     return SchemaNeeds(), []
-            return self._columnar_piece(batch, screen=tolerant)
+            return self._columnar_piece(batch, screen=2 if tolerant else 0)
         self.batches[PER_RECORD] += 1
         return self._write(self._per_record_rows(batch), may_ask=True)
 
-    def _columnar_piece(self, batch: pa.RecordBatch, *, screen: bool) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
-        """A batch (or a piece of one) column-wise; with error tolerance, a declined one is screened or split."""
+    def _columnar_piece(self, batch: pa.RecordBatch, *, screen: int
+                        ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+        """A batch (or a piece of one) column-wise; with error tolerance, a declined one is screened or split.
+
+        ``screen``: 2 = the column-wise check may run, then the per-value one; 1 = the per-value one; 0 = none.
+        """
         try:
             result = self._write(self._columnar_rows(batch), may_ask=self.path == COLUMNAR)
         except Declined as declined:
@@ -320,51 +324,63 @@ class TaskPipeline:
             self.batches[f"declined: {reason}"] += 1
             log.debug("Task %s: batch declined by the %s path (%s)", self.task_id, self.path, reason)
             if self.errors.tolerant and not reason.startswith(_STRUCTURAL_DECLINES):
-                if screen:
-                    suspicious = self._suspicious(batch)
+                for level in range(screen, 0, -1):
+                    suspicious = self._suspicious(batch, thorough=level == 1)
                     if suspicious is not None:
                         self.batches[f"screened: {reason}"] += 1
-                        return self._screened(batch, suspicious)
+                        return self._screened(batch, suspicious, level - 1)
                 if batch.num_rows > SPLIT_ROWS:
                     self.batches[f"split: {reason}"] += 1
                     half = batch.num_rows // 2
-                    return _merged([self._columnar_piece(batch.slice(0, half), screen=False),
-                                    self._columnar_piece(batch.slice(half), screen=False)])
+                    return _merged([self._columnar_piece(batch.slice(0, half), screen=0),
+                                    self._columnar_piece(batch.slice(half), screen=0)])
         else:
             self.batches[COLUMNAR] += 1
             return result
         self.batches[PER_RECORD] += 1
         return self._write(self._per_record_rows(batch), may_ask=True)
 
-    def _suspicious(self, batch: pa.RecordBatch) -> np.ndarray | None:
+    def _suspicious(self, batch: pa.RecordBatch, thorough: bool) -> np.ndarray | None:
         """Rows of a declined batch that look bad on their own; None when the strategy has no such
         check or no row looks bad.
 
-        JSON values: not one single-line JSON object. Registry-framed values (Avro, JSON Schema):
-        shorter than the 5-byte frame or not starting with the magic byte 0.
+        JSON values: not ``{...}`` on one line (column-wise); ``thorough``: not parsing to an object
+        (``json.loads``, per value). Registry-framed values (Avro, JSON Schema): shorter than the
+        5-byte frame or not starting with the magic byte 0.
         """
-        values = batch.column("value").to_pylist()
-        flags = np.zeros(batch.num_rows, dtype=bool)
+        values = batch.column("value")
+        present = values.is_valid()
         if self.path in (COLUMNAR_AVRO, COLUMNAR_JSON_SCHEMA):
-            for i, value in enumerate(values):
-                flags[i] = value is not None and (len(value) < 5 or value[0] != 0)
-        elif self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
-            for i, value in enumerate(values):
+            short = pc.less(pc.binary_length(values), 5)
+            magic = pc.binary_slice(values, 0, 1) if hasattr(pc, "binary_slice") else None
+            bad = short if magic is None else pc.or_(short, pc.not_equal(magic, pa.scalar(b"\x00", pa.binary())))
+        elif self.path not in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
+            return None
+        elif not thorough:
+            bad = pc.invert(pc.and_(pc.and_(pc.starts_with(values, "{"), pc.ends_with(values, "}")),
+                                    pc.invert(pc.or_(pc.match_substring(values, "\n"),
+                                                     pc.match_substring(values, "\r")))))
+        else:
+            flags = np.zeros(len(values), dtype=bool)
+            for i, value in enumerate(values.to_pylist()):
                 if value is None:
                     continue
                 try:
-                    flags[i] = not isinstance(json.loads(value), dict) or b"\n" in value or b"\r" in value
+                    flags[i] = not isinstance(json.loads(value), dict)
                 except (ValueError, RecursionError):
                     flags[i] = True
+            return flags if flags.any() else None
+        flags = pc.and_(present, pc.fill_null(bad, True)).to_numpy(zero_copy_only=False)
         return flags if flags.any() else None
 
-    def _screened(self, batch: pa.RecordBatch, suspicious: np.ndarray) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+    def _screened(self, batch: pa.RecordBatch, suspicious: np.ndarray, screen: int
+                  ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
         """The suspicious rows per record, the others column-wise again."""
         self.batches[PER_RECORD] += 1
         pieces = [self._write(self._per_record_rows(batch.filter(pa.array(suspicious))), may_ask=True)]
         rest = batch.filter(pa.array(~suspicious))
         if rest.num_rows:
-            pieces.append(self._columnar_piece(rest, screen=False))
+            pieces.append(self._columnar_piece(rest, screen=screen))
         return _merged(pieces)
 
     # --- decode, transform and route -------------------------------------------------------

@@ -118,7 +118,7 @@ def test_one_percent_bad_is_screened_not_per_record_as_a_whole(tmp_path):
 KIND = st.one_of(st.none(), st.none(), st.none(), st.sampled_from(sorted(BAD_VALUES)))
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kinds=st.lists(KIND, min_size=1, max_size=400), smt=st.booleans())
 def test_tolerant_columnar_equals_tolerant_per_record(tmp_path_factory, kinds, smt):
     outcomes = []

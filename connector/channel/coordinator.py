@@ -254,7 +254,8 @@ class Coordinator:
         report.rows_written = dict(batch.rows)
         commit_id = str(uuid.uuid4())
         valid_through = batch.valid_through(covered)
-        dlq_position = position_properties(self.config, self.client_conf)  # after the tasks' DLQ writes
+        # the dead letter queue's position after the tasks' DLQ writes, recorded with the offsets
+        dlq_position = position_properties(self.config, self.client_conf, self.catalog, covered)
         for table_name, table_files in sorted(batch.files.items()):
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
                                                         covered, commit_id, valid_through, dlq_position)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from connector.api.errors import ConnectException, DataException, RetriableException
 
@@ -228,7 +228,7 @@ class ErrorHandler:
             return []
         self._index_rows()
         assert self._rows is not None
-        rows = self._batch.take(pa_array([self._rows[entry[0]] for entry in staged])).to_pylist()
+        rows = self._batch.take(_int64_array([self._rows[entry[0]] for entry in staged])).to_pylist()
         return [
             ErrantRecord(
                 topic=row["topic"], partition=row["partition"], offset=row["offset"], timestamp=row["timestamp"],
@@ -273,11 +273,8 @@ class ErrorHandler:
         return self._batch.slice(self._rows[coordinates], 1).to_pylist()[0]
 
 
-def pa_array(values: list[int]) -> Any:
+def _int64_array(values: list[int]) -> Any:
     import pyarrow as pa
 
     return pa.array(values, pa.int64())
 
-
-def errant_coordinates(records: Iterable[ErrantRecord]) -> set[tuple[str, int, int]]:
-    return {r.coordinates for r in records}

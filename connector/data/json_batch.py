@@ -461,6 +461,7 @@ class JsonBatchConverter:
                 if not self._flip_guess(str(e), flipped):
                     raise _unreadable(e, "a value of another JSON kind than its column's") from e
             else:
+                _check_depth(table.schema)
                 return _with_valid_lists(table)  # inferred (undeclared) columns may hold broken lists
 
     def _flip_guess(self, message: str, flipped: set[str]) -> bool:
@@ -752,6 +753,21 @@ def _joined_array(values: pa.Array) -> bytes:
     return text
 
 
+#: Deeper Arrow types than this are left to the per-record path (whose JSON reader has a nesting
+#: limit): walking them recursively, in Python or in Arrow's C++, could exhaust the stack.
+MAX_NESTING = 64
+
+
+def _check_depth(schema: pa.Schema) -> None:
+    """Declined when a column's type nests deeper than :data:`MAX_NESTING` (checked without recursion)."""
+    stack = [(field.type, 1) for field in schema]
+    while stack:
+        arrow_type, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise Declined("values nested too deeply")
+        stack.extend((arrow_type.field(i).type, depth + 1) for i in range(arrow_type.num_fields))
+
+
 def _read_inferred(joined: bytes) -> pa.Table:
     """The objects with inferred types, read again with those types declared when the first read
     is not usable: pyarrow reads date-like strings as timestamps (JsonConverter keeps strings), and
@@ -762,6 +778,7 @@ def _read_inferred(joined: bytes) -> pa.Table:
         table = pa_json.read_json(io.BytesIO(joined), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _unreadable(e, _MIXED_KINDS) from e
+    _check_depth(table.schema)
     if not any(_has_timestamps(f.type) for f in table.schema) and _valid_lists(table):
         return table
     schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])

@@ -649,7 +649,7 @@ def _sample(rows: TableRows, skip_bad: bool = False) -> tuple[Any, Any, str]:
     if rows.form == RECORDS:
         record = rows.values[0]
         return record.value, record.value_schema, record.describe()
-    first_error = None
+    first_error: tuple[str, Exception] | None = None
     for index in range(len(rows) if skip_bad else 1):
         try:
             value = json.loads(rows.values[index].as_py())
@@ -658,5 +658,5 @@ def _sample(rows: TableRows, skip_bad: bool = False) -> tuple[Any, Any, str]:
             continue
         if isinstance(value, dict) or not skip_bad:
             return value, None, rows.where(index)
-    where, exc = first_error if first_error is not None else (rows.where(0), ValueError("no JSON object"))
-    raise DataException(f"An error occurred converting record, {where}: invalid JSON: {exc}") from exc
+    where, error = first_error if first_error is not None else (rows.where(0), ValueError("no JSON object"))
+    raise DataException(f"An error occurred converting record, {where}: invalid JSON: {error}") from error

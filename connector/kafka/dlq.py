@@ -49,7 +49,7 @@ from connector.kafka.client_config import (
     consumer_config,
     translate_client_properties,
 )
-from connector.kafka.offsets import OffsetRange, end_offsets, earliest_offsets
+from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets
 
 log = logging.getLogger(__name__)
 
@@ -94,17 +94,53 @@ def position_key(dlq_topic: str, group_id: str) -> str:
     return f"{POSITION_PREFIX}{dlq_topic}.{group_id}"
 
 
-def position_properties(config: Any, client_conf: Mapping[str, object]) -> dict[str, str]:
-    """The snapshot summary property recording the DLQ's end offsets now (empty without a DLQ)."""
+def position_properties(config: Any, client_conf: Mapping[str, object], catalog: Any = None,
+                        covered: Mapping[tuple[str, int], int] | None = None) -> dict[str, str]:
+    """The snapshot summary property recording the DLQ position for a commit (empty without a DLQ).
+
+    The position is the DLQ's end, except where a DLQ record after the position the tables
+    recorded so far names (context headers) a source offset this commit does not cover: then
+    it stays before the first such record, which a later cycle may still have to recognise.
+    """
     settings = ErrorSettings.of(config.props)
     if not (settings.tolerance_all and settings.dlq_topic):
         return {}
-    partitions = _partitions(client_conf, settings.dlq_topic)
+    topic = settings.dlq_topic
+    partitions = _partitions(client_conf, topic)
     if not partitions:
-        return {position_key(settings.dlq_topic, config.group_id): "{}"}
-    ends = end_offsets(client_conf, [(settings.dlq_topic, p) for p in partitions])
-    value = {str(p): ends[(settings.dlq_topic, p)] for p in partitions}
-    return {position_key(settings.dlq_topic, config.group_id): json.dumps(value, separators=(",", ":"))}
+        return {position_key(topic, config.group_id): "{}"}
+    ends = end_offsets(client_conf, [(topic, p) for p in partitions])
+    position = {p: ends[(topic, p)] for p in partitions}
+    if catalog is not None and covered is not None:
+        previous = recorded_position(catalog, config, topic)
+        for p in partitions:
+            first = _first_uncovered(client_conf, config.name, topic, p, (previous or {}).get(p, 0),
+                                     position[p], covered)
+            if first is not None:
+                position[p] = first
+    value = {str(p): o for p, o in position.items()}
+    return {position_key(topic, config.group_id): json.dumps(value, separators=(",", ":"))}
+
+
+def _first_uncovered(client_conf: Mapping[str, object], connector_name: str, topic: str, partition: int,
+                     start: int, end: int, covered: Mapping[tuple[str, int], int]) -> int | None:
+    """Offset of the first record in ``topic``/``partition`` [start, end) of this connector whose source
+    offset is at or after ``covered`` (or whose source partition is not covered); None if there is none."""
+    from connector.kafka.range_reader import read_range
+
+    start = max(start, earliest_offsets(client_conf, [(topic, partition)])[(topic, partition)])
+    for batch in read_range(client_conf, OffsetRange(topic, partition, start, end)):
+        columns = (batch.column(n).to_pylist() for n in ("offset", "headers", "key", "value", "timestamp"))
+        for offset, headers, key, value, timestamp in zip(*columns):
+            found = identity([(h["key"], h["value"]) for h in headers or ()], key, value, timestamp,
+                             connector_name)
+            if found[0] != "source":
+                continue  # another connector's, or no context headers (see docs/operations.md)
+            _, source_topic, source_partition, source_offset = found
+            next_offset = covered.get((source_topic, source_partition))
+            if next_offset is None or source_offset >= next_offset:
+                return offset
+    return None
 
 
 def recorded_position(catalog: Any, config: Any, dlq_topic: str) -> dict[int, int] | None:
@@ -152,12 +188,15 @@ def identity(record_headers: Iterable[tuple[str, bytes | None]], key: bytes | No
     headers = list(record_headers)
     by_key = {k: v for k, v in headers}
     name = by_key.get(ERROR_HEADER_CONNECTOR_NAME)
-    if name is not None and all(by_key.get(h) is not None for h in
-                                (ERROR_HEADER_TOPIC, ERROR_HEADER_PARTITION, ERROR_HEADER_OFFSET)):
+    topic, partition, offset = (by_key.get(h) for h in (ERROR_HEADER_TOPIC, ERROR_HEADER_PARTITION,
+                                                        ERROR_HEADER_OFFSET))
+    if name is not None and topic is not None and partition is not None and offset is not None:
         if name.decode("utf-8", "replace") != connector_name:
             return ("other connector",)
-        return ("source", by_key[ERROR_HEADER_TOPIC].decode(), int(by_key[ERROR_HEADER_PARTITION]),
-                int(by_key[ERROR_HEADER_OFFSET]))
+        try:
+            return ("source", topic.decode("utf-8", "replace"), int(partition), int(offset))
+        except ValueError:
+            pass  # not Connect's headers after all: fall back to the content
     digest = hashlib.sha256()
     for part in (key, value, *(x for kv in headers for x in (kv[0].encode(), kv[1])),
                  str(timestamp).encode()):

@@ -32,7 +32,8 @@ BAD_VALUES = {
     "array": b'[1, 2, 3]',
     "scalar": b'42',
     "does not fit": b'{"id": 2, "n": "not a number", "s": "y"}',
-    "deep": b'[' * 5000 + b']' * 5000,
+    "deep": b'[' * 10_000 + b']' * 10_000,
+    "deep object": b'{"a": ' * 10_000 + b'1' + b'}' * 10_000,
 }
 
 

@@ -113,7 +113,8 @@ DLQ_SEND_RECORDS = 10_000
 #: Decline reasons that are about the table or the configuration, never about the records' contents:
 #: splitting such a batch cannot help, so it goes per record as a whole.
 _STRUCTURAL_DECLINES = ("table to create", "schema changes", "columns looked up case-insensitively",
-                        "transforms (", "only tombstones", "empty batch", "null values")
+                        "transforms (", "only tombstones", "empty batch", "null values",
+                        "the schema does not fit the table")  # (one schema for the whole batch)
 
 Coordinates = tuple[str, int, int]
 
@@ -290,8 +291,11 @@ class TaskPipeline:
         for table_name, data in converted:
             self.tables.buffer(table_name, data)
         self.errant.extend(self.errors.take())
-        if self.dead_letters is not None and len(self.errant) >= DLQ_SEND_RECORDS:
-            self.dead_letters.send(self.take_errant())
+        if len(self.errant) >= DLQ_SEND_RECORDS:
+            if self.dead_letters is not None:
+                self.dead_letters.send(self.take_errant())
+            else:  # no DLQ: they were logged (errors.log.enable); keep memory bounded
+                del self.errant[:-DLQ_SEND_RECORDS]
         return needs
 
     def take_errant(self) -> list[ErrantRecord]:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from connector.data.decoder import RecordConversionFailed
 from connector.data.errant import ErrantRecord
 from connector.data.pipeline import COLUMNAR, PER_RECORD
+from connector.kafka.dlq import DeadLetterQueue, identity, producer_config
 from tests.smt_batch.harness import raw_batch, run_pipeline, sink_props
 
 TOLERANT = {"errors.tolerance": "all"}
@@ -32,6 +33,7 @@ BAD_VALUES = {
     "array": b'[1, 2, 3]',
     "scalar": b'42',
     "does not fit": b'{"id": 2, "n": "not a number", "s": "y"}',
+    "boolean for a long": b'{"id": 3, "n": true, "s": "z"}',
     "deep": b'[' * 10_000 + b']' * 10_000,
     "deep object": b'{"a": ' * 10_000 + b'1' + b'}' * 10_000,
 }
@@ -146,3 +148,44 @@ def test_bad_rows_in_an_avro_free_table_are_not_written_twice(tmp_path):
     assert pa.concat_tables([tables["db.a"]]).column("id").to_pylist() == [3]
     assert tables["db.b"].column("id").to_pylist() == [3]
     assert [r.offset for r in pipeline.take_errant()] == [3]
+
+
+def test_a_header_that_its_converter_rejects_is_a_header_converter_error(tmp_path):
+    props = {**sink_props(tmp_path), **TOLERANT,
+             "header.converter": "org.apache.kafka.connect.json.JsonConverter",
+             "header.converter.schemas.enable": "false"}
+    batch = raw_batch([b'{"id": 1}', b'{"id": 2}'], headers=[[("h", b'"ok"')], [("h", b"{bad")]])
+    tables, pipeline = run_pipeline(props, [batch], columnar=True)
+    assert tables["db.t"].column("id").to_pylist() == [1]
+    [errant] = pipeline.take_errant()
+    assert (errant.offset, errant.stage, errant.headers) == (1, "HEADER_CONVERTER", (("h", b"{bad"),))
+    assert errant.executing_class == "org.apache.kafka.connect.json.JsonConverter"
+
+
+def test_dlq_producer_settings_and_context_headers(tmp_path):
+    from connector.config.sink_config import SinkConfig
+    from connector.data.errant import ErrantRecord
+
+    props = {**sink_props(tmp_path), **TOLERANT, "errors.deadletterqueue.topic.name": "dlq",
+             "errors.deadletterqueue.context.headers.enable": "true", "producer.override.linger.ms": "7",
+             "producer.override.compression.type": "zstd"}
+    config = SinkConfig.parse(props, {"bootstrap.servers": "localhost:1", "producer.acks": "1"})
+    conf = producer_config(config, "smt-batch-3-1-2")
+    assert conf["client.id"] == "connector-dlq-producer-smt-batch-2"
+    assert (conf["linger.ms"], conf["compression.type"], conf["acks"]) == ("7", "zstd", "1")
+    record = ErrantRecord("orders", 4, 17, 5, 1, b"k", b"{", (("a", b"1"),), "VALUE_CONVERTER",
+                          "org.apache.kafka.connect.json.JsonConverter", "org.apache.kafka.connect.errors.DataException",
+                          None, "org.apache.kafka.connect.errors.DataException")
+    headers = DeadLetterQueue(config, "smt-batch-3-1-2").headers(record)
+    assert headers == [
+        ("a", b"1"), ("__connect.errors.topic", b"orders"), ("__connect.errors.partition", b"4"),
+        ("__connect.errors.offset", b"17"), ("__connect.errors.connector.name", b"smt-batch"),
+        ("__connect.errors.task.id", b"2"), ("__connect.errors.stage", b"VALUE_CONVERTER"),
+        ("__connect.errors.class.name", b"org.apache.kafka.connect.json.JsonConverter"),
+        ("__connect.errors.exception.class.name", b"org.apache.kafka.connect.errors.DataException"),
+        ("__connect.errors.exception.message", None),
+        ("__connect.errors.exception.stacktrace", b"org.apache.kafka.connect.errors.DataException"),
+    ]
+    assert identity(headers, b"k", b"{", 5, "smt-batch") == ("source", "orders", 4, 17)
+    assert identity(headers, b"k", b"{", 5, "other")[0] == "other connector"
+    assert identity(headers[:1], b"k", b"{", 5, "smt-batch") != identity(headers[:1], b"k", b"{", 6, "smt-batch")

@@ -168,9 +168,6 @@ class TableRows:
         keep = [c not in failed for c in coords]
         return self if all(keep) else self.filter(pa.array(keep, pa.bool_()))
 
-    def take(self, indices: list[int]) -> "TableRows":
-        return self.filter(pa.array(np.isin(np.arange(len(self)), indices)))
-
     def where(self, index: int) -> str:
         """The source coordinates of row ``index``, for error messages."""
         if self.form == RECORDS:

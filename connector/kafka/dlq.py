@@ -26,7 +26,7 @@ Exactly once (see docs/operations.md, "Error tolerance and the dead-letter queue
   position) to its end, and does not send a record that is already there:
   identified by ``__connect.errors.connector.name`` + ``topic`` /
   ``partition`` / ``offset`` when context headers are on, else by its content
-  (key, value, headers, timestamp), counted.
+  (key, value, headers), counted.
 """
 
 from __future__ import annotations
@@ -197,9 +197,9 @@ def identity(record_headers: Iterable[tuple[str, bytes | None]], key: bytes | No
             return ("source", topic.decode("utf-8", "replace"), int(partition), int(offset))
         except ValueError:
             pass  # not Connect's headers after all: fall back to the content
+    # The timestamp is left out: a record without one gets the producer's clock in the DLQ.
     digest = hashlib.sha256()
-    for part in (key, value, *(x for kv in headers for x in (kv[0].encode(), kv[1])),
-                 str(timestamp).encode()):
+    for part in (key, value, *(x for kv in headers for x in (kv[0].encode(), kv[1]))):
         digest.update(b"\x00" if part is None else b"\x01" + len(part).to_bytes(8, "big") + part)
     return ("content", digest.hexdigest())
 

@@ -23,6 +23,8 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              worker with 2 cores), against the same run on local[*]
   latency    continuous mode (`icefloe run`, commit interval 2 s) while 2,000 records/s
              arrive: time to the first visible commit, record-to-visible latency p50/p95
+  tolerance-e2e  `--until-caught-up` with ``errors.tolerance=all`` and a dead letter queue, on the
+             clean topic and on a copy with every 100th value malformed (1 %), against ``icefloe``
   tolerance-clean, tolerance-1pct
              one task's pipeline (no Kafka, no Spark, warm, like ``pipeline``) with
              ``errors.tolerance=all``: on the clean records, and on the same records with every
@@ -40,7 +42,7 @@ on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
 (comma list of raw, hand-rolled, icefloe, smt3, avro, json-schemas, json-schema, cli, cluster, latency,
-pipeline, tolerance-clean, tolerance-1pct),
+pipeline, tolerance-e2e, tolerance-clean, tolerance-1pct),
 ICEFLOE_BENCH_REPEAT (default 3).
 """
 
@@ -182,7 +184,7 @@ def check_path(props: dict[str, str], expected: str) -> None:
         raise SystemExit(f"{props['name']}: expected the {expected} path, the task would take {pipeline.path}")
 
 
-def run_icefloe(spark, bootstrap: str, props: dict[str, str]) -> float:
+def run_icefloe(spark, bootstrap: str, props: dict[str, str], expected: int | None = None) -> float:
     from connector.config.sink_config import SinkConfig
     from connector.job import SinkJob
     from connector.spark.runner import SparkTaskRunner
@@ -194,8 +196,8 @@ def run_icefloe(spark, bootstrap: str, props: dict[str, str]) -> float:
                       until_caught_up=True).run()
     elapsed = time.perf_counter() - began
     written = sum(sum(c.rows_written.values()) for c in summary.cycles)
-    if written != RECORDS:
-        raise SystemExit(f"{props['name']}: wrote {written} rows, expected {RECORDS}")
+    if written != (RECORDS if expected is None else expected):
+        raise SystemExit(f"{props['name']}: wrote {written} rows, expected {expected or RECORDS}")
     return RECORDS / elapsed
 
 
@@ -268,6 +270,15 @@ TOLERANT = {"errors.tolerance": "all"}
 BAD_EVERY = 100  # 1 % bad records
 
 
+def dirty_values(values: list[bytes]) -> list[bytes]:
+    """The values with every 100th one cut short (malformed JSON)."""
+    return [b'{"id": %d, "name": ' % i if i % BAD_EVERY == BAD_EVERY - 1 else v for i, v in enumerate(values)]
+
+
+def bad_count(count: int) -> int:
+    return sum(1 for i in range(count) if i % BAD_EVERY == BAD_EVERY - 1)
+
+
 def tolerant_rate(props: dict[str, str], batches: list[pa.RecordBatch], bad: int) -> float:
     """Records/s of one tolerant TaskPipeline over ``batches`` holding ``bad`` malformed values."""
     from connector.channel.schema_changes import apply_schema_needs
@@ -297,10 +308,8 @@ def tolerant_rate(props: dict[str, str], batches: list[pa.RecordBatch], bad: int
 def measure_tolerance(values: list[bytes], only: set[str]) -> dict[str, list[float]]:
     """errors.tolerance=all on clean data and with 1 % bad records, against tolerance=none, interleaved."""
     clean = raw_batches(values)
-    dirty_values = [b'{"id": %d, "name": ' % i if i % BAD_EVERY == BAD_EVERY - 1 else v
-                    for i, v in enumerate(values)]
-    dirty = raw_batches(dirty_values)
-    bad = sum(1 for i in range(len(values)) if i % BAD_EVERY == BAD_EVERY - 1)
+    dirty = raw_batches(dirty_values(values))
+    bad = bad_count(len(values))
     results: dict[str, list[float]] = {"pipeline tolerance none": []}
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(REPEAT + 2):
@@ -355,6 +364,11 @@ def main() -> int:
                     produce(broker.bootstrap, "bench-json-schema", framed[p::PARTITIONS], partition=p)
                 check_path(json_schema_props("check-json-schema", "bench-json-schema", registry.url),
                            "columnar JSON Schema")
+            if not only or "tolerance-e2e" in only:
+                create_topic(broker.bootstrap, "bench-dirty", partitions=PARTITIONS)
+                dirty = dirty_values(values)
+                for p in range(PARTITIONS):
+                    produce(broker.bootstrap, "bench-dirty", dirty[p::PARTITIONS], partition=p)
             spark = build_session("icefloe-bench")
             try:
                 run_icefloe(spark, broker.bootstrap, props_for("warm-up", topic))  # Spark and Python workers
@@ -363,6 +377,18 @@ def main() -> int:
                     if not only or "icefloe" in only:
                         results.setdefault("icefloe", []).append(
                             run_icefloe(spark, broker.bootstrap, props_for(f"plain{run}", topic)))
+                    if not only or "tolerance-e2e" in only:
+                        if only and "icefloe" not in only:
+                            results.setdefault("icefloe", []).append(
+                                run_icefloe(spark, broker.bootstrap, props_for(f"plain{run}", topic)))
+                        dlq = {**TOLERANT, "errors.deadletterqueue.topic.name": f"bench-dlq-{run}",
+                               "errors.deadletterqueue.topic.replication.factor": "1",
+                               "errors.deadletterqueue.context.headers.enable": "true"}
+                        results.setdefault("e2e tolerance-clean", []).append(
+                            run_icefloe(spark, broker.bootstrap, props_for(f"tolclean{run}", topic, dlq)))
+                        results.setdefault("e2e tolerance-1pct", []).append(run_icefloe(
+                            spark, broker.bootstrap, props_for(f"toldirty{run}", "bench-dirty", dlq),
+                            expected=RECORDS - bad_count(RECORDS)))
                     if not only or "smt3" in only:
                         results.setdefault("smt3", []).append(
                             run_icefloe(spark, broker.bootstrap, props_for(f"smt3_{run}", topic, SMT3)))
@@ -439,7 +465,7 @@ def append_to_docs(report_text: str, only: set[str]) -> None:
 LATENCY_INTERVAL_MS = 2000
 #: The scenarios that need the broker (and the registry).
 BROKER_SCENARIOS = {"raw", "hand-rolled", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "cluster",
-                    "latency"}
+                    "latency", "tolerance-e2e"}
 
 
 def measure_cluster(bootstrap: str, results: dict[str, list[float]]) -> None:
@@ -532,6 +558,11 @@ def report(results: dict[str, list[float]]) -> None:
     if "smt3" in median and "icefloe" in median:
         print(f"\nend to end: smt3 costs {1 - median['smt3'] / median['icefloe']:.1%} of the no-SMT throughput "
               f"(target <= 20%)")
+    if "icefloe" in median:
+        for name in ("e2e tolerance-clean", "e2e tolerance-1pct"):
+            if name in median:
+                print(f"end to end: errors.tolerance=all with a DLQ ({name.split(' ')[-1]}) costs "
+                      f"{1 - median[name] / median['icefloe']:.1%} of the icefloe throughput on clean data")
     if "pipeline tolerance none" in median:
         for name in ("pipeline tolerance-clean", "pipeline tolerance-1pct"):
             if name in median:

@@ -188,4 +188,5 @@ def test_dlq_producer_settings_and_context_headers(tmp_path):
     ]
     assert identity(headers, b"k", b"{", 5, "smt-batch") == ("source", "orders", 4, 17)
     assert identity(headers, b"k", b"{", 5, "other")[0] == "other connector"
-    assert identity(headers[:1], b"k", b"{", 5, "smt-batch") != identity(headers[:1], b"k", b"{", 6, "smt-batch")
+    assert identity(headers[:1], b"k", b"{", 5, "smt-batch") == identity(headers[:1], b"k", b"{", 6, "smt-batch")
+    assert identity(headers[:1], b"k", b"{", 5, "smt-batch") != identity([], b"k", b"{", 5, "smt-batch")

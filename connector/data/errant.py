@@ -226,9 +226,7 @@ class ErrorHandler:
         staged, self.staged, self.failed = sorted(self.staged), [], set()
         if not staged:
             return []
-        self._index_rows()
-        assert self._rows is not None
-        rows = self._batch.take(_int64_array([self._rows[entry[0]] for entry in staged])).to_pylist()
+        rows = self._batch.take(_int64_array(self._positions([entry[0] for entry in staged]))).to_pylist()
         return [
             ErrantRecord(
                 topic=row["topic"], partition=row["partition"], offset=row["offset"], timestamp=row["timestamp"],
@@ -258,6 +256,24 @@ class ErrorHandler:
                 text += f", timestamp={row['timestamp']}, timestampType={kind}"
             text += "}"
         return text + "."
+
+    def _positions(self, coordinates: list[tuple[str, int, int]]) -> list[int]:
+        """Batch rows of ``coordinates``: by binary search in a one-partition batch in offset order."""
+        import numpy as np
+
+        batch = self._batch
+        if batch is not None and self._rows is None and batch.num_rows:
+            offsets = batch.column("offset").to_numpy(zero_copy_only=False)
+            first = (batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py())
+            if all((t, p) == first for t, p, _ in coordinates) and \
+                    batch.column("topic").unique().to_pylist() == [first[0]] and \
+                    batch.column("partition").unique().to_pylist() == [first[1]] and \
+                    bool(np.all(np.diff(offsets) > 0)):
+                wanted = np.array([o for _, _, o in coordinates], dtype=np.int64)
+                return np.searchsorted(offsets, wanted).tolist()
+        self._index_rows()
+        assert self._rows is not None
+        return [self._rows[c] for c in coordinates]
 
     def _index_rows(self) -> None:
         batch = self._batch

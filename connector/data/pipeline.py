@@ -56,7 +56,10 @@ its suspicious values (JSON that does not parse to an object) are screened
 out and go per record, the rest is tried column-wise again and, if it still
 declines for its contents, split in halves (down to :data:`SPLIT_ROWS` rows,
 which go per record). ``batches`` counts these as ``screened: <reason>`` and
-``split: <reason>``, and each piece by the strategy that took it.
+``split: <reason>``, and each piece by the strategy that took it. After a
+batch whose values failed the column-wise screen, the next batches are
+screened before their first column-wise try (``screened ahead``) until one
+comes out clean.
 """
 
 from __future__ import annotations
@@ -231,6 +234,7 @@ class TaskPipeline:
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
         self.errors = ErrorHandler(ErrorSettings.of(config.props), config.name, task_id)
         self.errant: list[ErrantRecord] = []  # records skipped by error tolerance, for the DLQ, in order
+        self._screen_ahead = False  # screen the next batch before trying it column-wise (bad values seen)
         settings = self.errors.settings
         if dead_letters is True:
             dead_letters = None
@@ -308,6 +312,12 @@ class TaskPipeline:
                 batch = batch.filter(pa.array(~np.isin(np.arange(batch.num_rows), failed)))
                 if batch.num_rows == 0:
                     return SchemaNeeds(), []
+            if tolerant and self._screen_ahead:  # the last batch had bad values: look before trying
+                suspicious = self._suspicious(batch, thorough=False)
+                if suspicious is not None:
+                    self.batches["screened ahead"] += 1
+                    return self._screened(batch, suspicious, 1)
+                self._screen_ahead = False
             return self._columnar_piece(batch, screen=2 if tolerant else 0)
         self.batches[PER_RECORD] += 1
         return self._write(self._per_record_rows(batch), may_ask=True)
@@ -329,6 +339,7 @@ class TaskPipeline:
                     suspicious = self._suspicious(batch, thorough=level == 1)
                     if suspicious is not None:
                         self.batches[f"screened: {reason}"] += 1
+                        self._screen_ahead = self._screen_ahead or level == 2
                         return self._screened(batch, suspicious, level - 1)
                 if batch.num_rows > SPLIT_ROWS:
                     self.batches[f"split: {reason}"] += 1
@@ -358,9 +369,8 @@ class TaskPipeline:
         elif self.path not in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
             return None
         elif not thorough:
-            bad = pc.invert(pc.and_(pc.and_(pc.starts_with(values, "{"), pc.ends_with(values, "}")),
-                                    pc.invert(pc.or_(pc.match_substring(values, "\n"),
-                                                     pc.match_substring(values, "\r")))))
+            flags = _not_one_line_objects(values)
+            return flags if flags.any() else None
         else:
             flags = np.zeros(len(values), dtype=bool)
             for i, value in enumerate(values.to_pylist()):
@@ -628,6 +638,31 @@ class TaskPipeline:
             self.dead_letters.send(self.take_errant())
             self.dead_letters.flush()
         return self.tables.close()
+
+
+def _not_one_line_objects(values: pa.Array) -> np.ndarray:
+    """Per value: present and not ``{`` ... ``}`` on one line (from the Arrow buffers, no Python loop)."""
+    values = values.cast(pa.binary()) if values.type != pa.binary() else values
+    n = len(values)
+    offsets_buffer, data_buffer = values.buffers()[1], values.buffers()[2]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset:values.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    starts, ends = offsets[:-1], offsets[1:]
+    present = values.is_valid().to_numpy(zero_copy_only=False)
+    lengths = ends - starts
+    bad = lengths < 2
+    ok = ~bad
+    first = np.zeros(n, dtype=np.uint8)
+    last = np.zeros(n, dtype=np.uint8)
+    first[ok] = data[starts[ok]]
+    last[ok] = data[ends[ok] - 1]
+    bad |= (first != ord("{")) | (last != ord("}"))
+    span = data[offsets[0]:offsets[-1]]
+    breaks = (span == 10) | (span == 13)
+    if breaks.any():
+        counts = np.add.reduceat(breaks.astype(np.int64), np.minimum(starts - offsets[0], max(len(span) - 1, 0)))
+        bad |= ok & (counts > 0) & (lengths > 0)
+    return present & bad
 
 
 def _merged(pieces: list[tuple[SchemaNeeds, list[tuple[str, pa.Table]]]]

@@ -173,9 +173,9 @@ def test_dlq_producer_settings_and_context_headers(tmp_path):
     conf = producer_config(config, "smt-batch-3-1-2")
     assert conf["client.id"] == "connector-dlq-producer-smt-batch-2"
     assert (conf["linger.ms"], conf["compression.type"], conf["acks"]) == ("7", "zstd", "1")
+    data_exception = "org.apache.kafka.connect.errors.DataException"
     record = ErrantRecord("orders", 4, 17, 5, 1, b"k", b"{", (("a", b"1"),), "VALUE_CONVERTER",
-                          "org.apache.kafka.connect.json.JsonConverter", "org.apache.kafka.connect.errors.DataException",
-                          None, "org.apache.kafka.connect.errors.DataException")
+                          "org.apache.kafka.connect.json.JsonConverter", data_exception, None, data_exception)
     headers = DeadLetterQueue(config, "smt-batch-3-1-2").headers(record)
     assert headers == [
         ("a", b"1"), ("__connect.errors.topic", b"orders"), ("__connect.errors.partition", b"4"),

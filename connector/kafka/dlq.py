@@ -151,8 +151,6 @@ def recorded_position(catalog: Any, config: Any, dlq_topic: str) -> dict[int, in
     """
     from pyiceberg.exceptions import NoSuchTableError
 
-    from connector.channel.offsets import OFFSETS_PREFIX, summaries
-
     key = position_key(dlq_topic, config.group_id)
     suffix = "." + config.group_id
     lowest: dict[int, int] | None = None
@@ -162,7 +160,7 @@ def recorded_position(catalog: Any, config: Any, dlq_topic: str) -> dict[int, in
         except NoSuchTableError:
             continue
         branch = config.iceberg.table_config(table_name).commit_branch
-        for summary in summaries(table, branch):
+        for summary in _summaries(table, branch):
             if key in summary:
                 found = {int(p): int(o) for p, o in json.loads(summary[key]).items()}
                 lowest = found if lowest is None else {
@@ -171,6 +169,19 @@ def recorded_position(catalog: Any, config: Any, dlq_topic: str) -> dict[int, in
             if any(k.startswith(OFFSETS_PREFIX) and k.endswith(suffix) for k in summary):
                 return None  # offsets committed without a DLQ position: read the whole DLQ
     return lowest
+
+
+#: The source offsets' snapshot summary prefix (``connector.channel.offsets``; not imported: layers).
+OFFSETS_PREFIX = "kafka.connect.offsets."
+
+
+def _summaries(table: Any, branch: str | None) -> Iterable[dict[str, str]]:
+    """The snapshot summaries of ``branch`` (``main`` when None), newest first."""
+    from pyiceberg.table.snapshots import ancestors_of
+
+    head = table.current_snapshot() if branch in (None, "main") else table.snapshot_by_name(branch)
+    for snapshot in ancestors_of(head, table.metadata):
+        yield snapshot.summary.additional_properties if snapshot.summary else {}
 
 
 def _partitions(client_conf: Mapping[str, object], topic: str) -> list[int]:

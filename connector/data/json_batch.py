@@ -440,7 +440,7 @@ class JsonBatchConverter:
     # --- fast path ------------------------------------------------------------------
 
     def _fast(self, values: Sequence[bytes]) -> pa.Table:
-        parsed = self._read(_joined_objects(values))
+        parsed = self._read(_valid_utf8(_joined_objects(values)))
         if parsed.num_rows != len(values):
             raise Declined("values are not one object each")
         self._check_unexpected(parsed)
@@ -526,6 +526,16 @@ def _unreadable(error: pa.ArrowException, kind_change: str) -> Declined:
     if _KIND_CHANGE.search(str(error)):
         return Declined(kind_change)
     return Declined("JSON pyarrow cannot read (syntax, duplicate keys, ...)")
+
+
+def _valid_utf8(joined: bytes) -> bytes:
+    """``joined``, if it is valid UTF-8; else Declined (pyarrow's reader would keep invalid strings,
+    the per-record JSON reader rejects them)."""
+    try:
+        joined.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Declined("invalid UTF-8") from None
+    return joined
 
 
 def _joined_objects(values: Sequence[bytes]) -> bytes:
@@ -712,7 +722,7 @@ def _parse_objects(values: pa.Array) -> ParsedObjects:
     present = values.drop_null() if values.null_count else values
     if len(present) == 0:
         return ParsedObjects(_empty_struct(len(values), np.ones(len(values), dtype=bool)), frozenset())
-    joined = _joined_array(present)
+    joined = _valid_utf8(_joined_array(present))
     table = _read_inferred(joined)
     if table.num_rows != len(present):
         raise Declined("values are not one object each")

@@ -190,3 +190,41 @@ def test_dlq_producer_settings_and_context_headers(tmp_path):
     assert identity(headers, b"k", b"{", 5, "other")[0] == "other connector"
     assert identity(headers[:1], b"k", b"{", 5, "smt-batch") == identity(headers[:1], b"k", b"{", 6, "smt-batch")
     assert identity(headers[:1], b"k", b"{", 5, "smt-batch") != identity([], b"k", b"{", 5, "smt-batch")
+
+
+POISON = {
+    "malformed JSON": b'{"id": 1, "n": ',
+    "a JSON array where an object is expected": b"[1, 2]",
+    "a JSON scalar": b'"text"',
+    "invalid UTF-8 in a string": b'{"id": 1, "s": "\xff\xfe"}',
+    "invalid UTF-8 outside strings": b'{"id": 1, "n": \xff}',
+    "JSON nested 10,000 levels (arrays)": b"[" * 10_000 + b"]" * 10_000,
+    "JSON nested 10,000 levels (objects)": b'{"a": ' * 10_000 + b"1" + b"}" * 10_000,
+    "a number out of range for its long column": b'{"id": 1, "n": 1e300}',
+    "a boolean for a long column": b'{"id": 1, "n": true}',
+    "a string for a long column": b'{"id": 1, "n": "x"}',
+}
+
+
+@pytest.mark.parametrize("case", list(POISON))
+@pytest.mark.parametrize("columnar", [True, False], ids=["columnar", "per-record"])
+def test_poison_fails_naming_the_record_or_is_skipped_with_tolerance(tmp_path, case, columnar):
+    values = [b'{"id": 10, "n": 1}', POISON[case], b'{"id": 12, "n": 3}']
+    strict = _seed_table(tmp_path / "none", {})
+    with pytest.raises(Exception, match="offset: 1") as failure:
+        run_pipeline(strict, [raw_batch(values)], columnar=columnar)
+    assert "Recursion" not in type(failure.value).__name__
+
+    tolerant = _seed_table(tmp_path / "all", TOLERANT)
+    tables, pipeline = run_pipeline(tolerant, [raw_batch(values)], columnar=columnar)
+    assert tables["db.t"].column("id").to_pylist() == [10, 12]
+    assert [r.offset for r in pipeline.take_errant()] == [1]
+
+
+def test_a_10_mb_record_is_written(tmp_path):
+    props = _seed_table(tmp_path, TOLERANT)
+    big = b'{"id": 1, "n": 1, "s": "' + b"x" * 10_000_000 + b'"}'
+    tables, pipeline = run_pipeline(props, [raw_batch([big, b'{"id": 2, "n": 2, "s": "y"}'])], columnar=True)
+    assert tables["db.t"].column("id").to_pylist() == [1, 2]
+    assert len(tables["db.t"].column("s")[0].as_py()) == 10_000_000
+    assert pipeline.take_errant() == []

@@ -177,3 +177,32 @@ def _summary(props) -> dict[str, str]:
     from tests.integration.harness import load_table
 
     return load_table(props, "db.t").current_snapshot().summary.additional_properties
+
+
+@pytest.mark.parametrize("headers", [True, False], ids=["context-headers", "content-identity"])
+def test_a_task_that_died_during_its_dlq_writes_is_completed_not_repeated(kafka_broker, tmp_path, headers):
+    """Part of a task's DLQ records were written when it died; its re-run writes only the rest."""
+    from connector.config.sink_config import SinkConfig
+    from connector.data.errant import ErrantRecord
+    from connector.kafka.dlq import DeadLetterQueue
+
+    topic, dlq = unique("partial"), unique("partial_dlq")
+    props = _props(tmp_path, topic, dlq, headers=headers)
+    config = SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap})
+    records = [ErrantRecord(topic, 0, offset, 1_700_000_000_000 + offset, 1, b"k%d" % offset, b"{bad %d" % offset,
+                            (("h", b"v"),), "VALUE_CONVERTER", "org.apache.kafka.connect.json.JsonConverter",
+                            DATA_EXCEPTION, "bad", DATA_EXCEPTION)
+               for offset in (3, 5, 8, 13)]
+    records.append(records[-1].__class__(**{**records[-1].__dict__, "offset": 21}))  # same bytes, other offset
+
+    first = DeadLetterQueue(config, f"{props['name']}-1-1-0")
+    first.send(records[:2])
+    first.flush()  # ... and the task dies here
+
+    again = DeadLetterQueue(config, f"{props['name']}-1-1-0")  # the re-run of the same ranges
+    again.send(records)
+    again.flush()
+
+    written = _dlq_records(kafka_broker.bootstrap, dlq)
+    assert [(r["key"], r["value"]) for r in written] == [(r.key, r.value) for r in records]
+    assert (again.sent, again.skipped) == (3, 2)

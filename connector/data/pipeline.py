@@ -111,7 +111,8 @@ PER_RECORD = "per-record"
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
 #: With error tolerance, a declined columnar batch is split in halves down to this many rows (then per record).
 SPLIT_ROWS = 256
-#: Errant records kept in memory before they are handed to the DLQ producer (the rest go at close).
+#: Errant records kept in memory before they are handed to the DLQ producer (the rest go at close;
+#: with context headers off, all go at close).
 DLQ_SEND_RECORDS = 10_000
 #: Decline reasons that are about the table or the configuration, never about the records' contents:
 #: splitting such a batch cannot help, so it goes per record as a whole.
@@ -293,10 +294,12 @@ class TaskPipeline:
             self.tables.buffer(table_name, data)
         self.errant.extend(self.errors.take())
         if len(self.errant) >= DLQ_SEND_RECORDS:
-            if self.dead_letters is not None:
-                self.dead_letters.send(self.take_errant())
-            else:  # no DLQ: they were logged (errors.log.enable); keep memory bounded
+            if self.dead_letters is None:  # no DLQ: they were logged (errors.log.enable); keep memory bounded
                 del self.errant[:-DLQ_SEND_RECORDS]
+            elif self.errors.settings.dlq_context_headers:
+                # Sent early only when the DLQ records name their source offsets: a commit that does not
+                # cover them (this task fails, others commit) then keeps the DLQ position before them.
+                self.dead_letters.send(self.take_errant())
         return needs
 
     def take_errant(self) -> list[ErrantRecord]:
@@ -628,16 +631,18 @@ class TaskPipeline:
     def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
         """Flush buffers: (data files per table, rows written per table).
 
-        The errant records go to the DLQ first, acknowledged before this returns (so before
+        Then the errant records go to the DLQ, acknowledged before this returns (so before
         the coordinator can commit the cycle).
         """
         if self.batches:
             log.info("Task %s: batches by path: %s", self.task_id,
                      ", ".join(f"{k}: {v}" for k, v in sorted(self.batches.items())))
-        if self.dead_letters is not None:
+        written = self.tables.close()
+        if self.dead_letters is not None:  # last: a task that fails before has sent (nearly) nothing
             self.dead_letters.send(self.take_errant())
             self.dead_letters.flush()
-        return self.tables.close()
+            self.dead_letters.close()
+        return written
 
 
 def _not_one_line_objects(values: pa.Array) -> np.ndarray:

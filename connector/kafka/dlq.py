@@ -309,6 +309,10 @@ class DeadLetterQueue:
         if self.sent:
             log.info("Task %s: %d record(s) written to the DLQ %s", self.task_id, self.sent, self.topic)
 
+    def close(self) -> None:
+        """Let the producer go (after :meth:`flush`); a later :meth:`send` opens a new one."""
+        self._producer = None
+
     def headers(self, record: ErrantRecord) -> list[tuple[str, bytes | None]]:
         """The original headers, then Connect's context headers when enabled."""
         headers = list(record.headers)

@@ -197,11 +197,13 @@ def test_a_task_that_died_during_its_dlq_writes_is_completed_not_repeated(kafka_
 
     first = DeadLetterQueue(config, f"{props['name']}-1-1-0")
     first.send(records[:2])
-    first.flush()  # ... and the task dies here
+    first.flush()
+    first.close()  # ... and the task dies here
 
     again = DeadLetterQueue(config, f"{props['name']}-1-1-0")  # the re-run of the same ranges
     again.send(records)
     again.flush()
+    again.close()
 
     written = _dlq_records(kafka_broker.bootstrap, dlq)
     assert [(r["key"], r["value"]) for r in written] == [(r.key, r.value) for r in records]

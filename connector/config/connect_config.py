@@ -58,9 +58,11 @@ CONNECT_CONFIG = (
             "(logged with `errors.log.enable`, sent to the dead letter queue if one is set) and the rest is "
             "written. Other errors (catalog, broker) always fail the task. See [operations.md](operations.md)")
     .define("errors.retry.timeout", ConfigType.LONG, 0, importance="medium",
-            doc="accepted; not used yet (record errors are not retried)")
+            doc="ms during which a converter or SMT failing transiently on a record (a `RetriableException`, "
+                "the Schema Registry unreachable) is retried, with backoff from 300 ms; 0: no retry, -1: "
+                "forever. Then the task fails (whatever `errors.tolerance`: it is not the record's fault)")
     .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, importance="medium",
-            doc="accepted; not used yet")
+            doc="the longest pause between those retries")
     .define("errors.log.enable", ConfigType.BOOLEAN, False, importance="medium",
             doc="log each tolerated record error at ERROR with its exception, in Connect's words: "
                 "`Error encountered in task <name>-<task>. Executing stage '<STAGE>' with class '<class>'.`")

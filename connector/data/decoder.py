@@ -9,12 +9,20 @@ Registry schema ids seen while decoding go to the pipeline's
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Iterator
 
 import converters
 from connector.api.errors import ConnectException, DataException
 from connector.api.record import Header, SinkRecord, TimestampType
-from connector.data.errant import HEADER_CONVERTER, KEY_CONVERTER, VALUE_CONVERTER, java_class_name, mark
+from connector.data.errant import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    VALUE_CONVERTER,
+    RetryPolicy,
+    java_class_name,
+    mark,
+)
 from connector.data.schema_ids import RegistrySchemaIds
 
 if TYPE_CHECKING:
@@ -43,13 +51,14 @@ class RecordDecoder:
     """Applies the key, value and header converters to raw records."""
 
     def __init__(self, key_converter, value_converter, header_converter, *, schemaless_json_value: bool,
-                 schema_ids: RegistrySchemaIds | None = None):
+                 schema_ids: RegistrySchemaIds | None = None, retry: RetryPolicy | None = None):
         self.key_converter = key_converter
         self.value_converter = value_converter
         self.header_converter = header_converter
         self.schemaless_json_value = schemaless_json_value
         self.schema_ids = RegistrySchemaIds() if schema_ids is None else schema_ids
         self._schema_id_of = getattr(value_converter, "schema_id_of", None)
+        self.retry = retry if retry is not None else RetryPolicy()
         self.class_names = {id(c): java_class_name(c, converters.CONVERTERS)
                             for c in (key_converter, value_converter, header_converter)}
 
@@ -65,7 +74,7 @@ class RecordDecoder:
             converters.load(connect.key_converter, connect.key_converter_config, is_key=True),
             converters.load(connect.value_converter, value_config, is_key=False),
             converters.load_header_converter(connect.header_converter, connect.header_converter_config),
-            schemaless_json_value=schemaless_json, schema_ids=schema_ids,
+            schemaless_json_value=schemaless_json, schema_ids=schema_ids, retry=RetryPolicy.of(config.props),
         )
 
     def decode_batch(self, batch: "pa.RecordBatch") -> Iterator[SinkRecord]:
@@ -153,7 +162,7 @@ class RecordDecoder:
     def _convert(self, converter, topic, data, headers, side, where):
         stage = KEY_CONVERTER if side == "key" else VALUE_CONVERTER
         try:
-            return converter.to_connect_data(topic, data, headers)
+            return self.retry.run(lambda: converter.to_connect_data(topic, data, headers))
         except ConnectException as exc:
             raise mark(RecordConversionFailed(
                 f"Converting the record {side} failed ({type(converter).__name__}), {where}: {exc}"
@@ -172,7 +181,8 @@ class RecordDecoder:
         headers = []
         for raw in raw_headers:
             try:
-                schema_and_value = self.header_converter.to_connect_header(topic, raw["key"], raw["value"])
+                schema_and_value = self.retry.run(
+                    functools.partial(self.header_converter.to_connect_header, topic, raw["key"], raw["value"]))
             except Exception as exc:
                 raise mark(RecordConversionFailed(
                     f"Converting header '{raw['key']}' failed, {where}: {exc}"

@@ -24,9 +24,11 @@ are never handled here: they fail the task as before.
 from __future__ import annotations
 
 import logging
+import random
+import time
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 from connector.api.errors import ConnectException, DataException, RetriableException
 
@@ -49,6 +51,10 @@ _JAVA_EXCEPTIONS: dict[type, str] = {
     ConnectException: "org.apache.kafka.connect.errors.ConnectException",
 }
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
+#: Connect's first pause between retries (``RetryWithToleranceOperator.RETRIES_DELAY_MIN_MS``).
+RETRIES_DELAY_MIN_MS = 300
+
+T = TypeVar("T")
 
 
 def mark(exc: BaseException, stage: str, executing_class: str, error: BaseException | None = None) -> BaseException:
@@ -116,6 +122,47 @@ def stacktrace(exc: BaseException) -> str:
     if cause is not None and cause is not exc:
         text += "\nCaused by: " + stacktrace(cause)
     return text
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """``errors.retry.timeout`` / ``errors.retry.delay.max.ms`` for one record's converter or SMT stage.
+
+    As ``RetryWithToleranceOperator.execAndRetry``: a transient failure (:func:`transient`) is retried
+    with exponential backoff from 300 ms (with jitter, capped by ``max_delay_ms`` and by the time
+    left) until ``timeout_ms`` has passed (0: no retry, -1: forever); then it is raised.
+    """
+
+    timeout_ms: int = 0
+    max_delay_ms: int = 60_000
+
+    def run(self, operation: Callable[[], T], sleep: Callable[[float], None] = time.sleep) -> T:
+        if self.timeout_ms == 0:
+            return operation()
+        began = time.monotonic()
+        attempt = 0
+        while True:
+            try:
+                return operation()
+            except Exception as exc:
+                if not transient(exc):
+                    raise
+                attempt += 1
+                elapsed_ms = (time.monotonic() - began) * 1000
+                if self.timeout_ms >= 0 and elapsed_ms >= self.timeout_ms:
+                    raise
+                delay = min(RETRIES_DELAY_MIN_MS * 2 ** (attempt - 1), self.max_delay_ms)
+                delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - jitter, not security
+                if self.timeout_ms >= 0:
+                    delay = min(delay, self.timeout_ms - elapsed_ms)
+                log.warning("Retrying after a transient error (attempt %d, next in %.0f ms): %s", attempt,
+                            delay, exc)
+                sleep(max(delay, 0) / 1000)
+
+    @staticmethod
+    def of(props: Mapping[str, Any]) -> "RetryPolicy":
+        return RetryPolicy(int(props.get("errors.retry.timeout", 0)),
+                           int(props.get("errors.retry.delay.max.ms", 60_000)))
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ comes out clean.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -477,7 +478,7 @@ class TaskPipeline:
         routed: dict[str, list[SinkRecord]] = {}
         for record in self._decoded(batch):
             try:
-                transformed = self.chain.apply(record)
+                transformed = self.decoder.retry.run(functools.partial(self.chain.apply, record))
             except ConnectException as exc:
                 self.errors.fail(exc, (record.original_topic, record.original_kafka_partition,
                                        record.original_kafka_offset))

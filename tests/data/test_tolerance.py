@@ -228,3 +228,58 @@ def test_a_10_mb_record_is_written(tmp_path):
     assert tables["db.t"].column("id").to_pylist() == [1, 2]
     assert len(tables["db.t"].column("s")[0].as_py()) == 10_000_000
     assert pipeline.take_errant() == []
+
+
+class FlakyConverter:
+    """A schemaless JSON value converter whose value ``{"id": 2}`` fails transiently twice (a user plugin)."""
+
+    failures = 0
+
+    def configure(self, configs, is_key=False):
+        pass
+
+    def to_connect_data(self, topic, data, headers=None):
+        from connector.api.errors import RetriableException
+        from connector.api.record import SchemaAndValue
+
+        if data == b'{"id": 2}' and FlakyConverter.failures < 2:
+            FlakyConverter.failures += 1
+            raise RetriableException("the service behind the converter is away")
+        return SchemaAndValue(None, None if data is None else json.loads(data))
+
+    def from_connect_data(self, topic, schema, value, headers=None):
+        return json.dumps(value).encode()
+
+
+@pytest.mark.parametrize("timeout,outcome", [("5000", "written"), ("0", "fails")])
+def test_transient_converter_errors_are_retried_for_errors_retry_timeout_then_fail(tmp_path, timeout, outcome):
+    from connector.api.errors import ConnectException
+
+    FlakyConverter.failures = 0
+    props = {**sink_props(tmp_path), **TOLERANT, "value.converter": "tests.data.test_tolerance:FlakyConverter",
+             "errors.retry.timeout": timeout, "errors.retry.delay.max.ms": "100"}
+    batch = raw_batch([b'{"id": 1}', b'{"id": 2}'])
+    if outcome == "fails":  # never tolerated: not the record's fault
+        with pytest.raises(ConnectException, match="offset: 1.*away"):
+            run_pipeline(props, [batch], columnar=True)
+        return
+    tables, pipeline = run_pipeline(props, [batch], columnar=True)
+    assert tables["db.t"].column("id").to_pylist() == [1, 2]
+    assert pipeline.take_errant() == [] and FlakyConverter.failures == 2
+
+
+def test_retry_policy_backs_off_and_gives_up_after_the_timeout():
+    from connector.api.errors import RetriableException
+    from connector.data.errant import RetryPolicy
+
+    pauses: list[float] = []
+
+    def always_fails():
+        raise RetriableException("down")
+
+    with pytest.raises(RetriableException):
+        RetryPolicy(timeout_ms=50, max_delay_ms=1_000).run(always_fails, sleep=pauses.append)
+    assert pauses and all(0 <= p <= 0.05 for p in pauses)  # never beyond the time left
+    assert RetryPolicy().run(lambda: 7) == 7
+    with pytest.raises(ValueError):  # not transient: no retry
+        RetryPolicy(timeout_ms=10_000).run(lambda: int("x"), sleep=pauses.append)

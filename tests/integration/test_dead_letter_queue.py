@@ -208,3 +208,55 @@ def test_a_task_that_died_during_its_dlq_writes_is_completed_not_repeated(kafka_
     written = _dlq_records(kafka_broker.bootstrap, dlq)
     assert [(r["key"], r["value"]) for r in written] == [(r.key, r.value) for r in records]
     assert (again.sent, again.skipped) == (3, 2)
+
+
+@pytest.mark.slow
+def test_sigkill_during_streaming_with_dlq_traffic_keeps_table_and_dlq_exact(kafka_broker, tmp_path):
+    """SIGKILL a streaming job with bad records flowing, at random moments; then finish: the table holds
+    each good record once and the DLQ each bad one once."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+    from collections import Counter
+
+    from tests.integration.harness import produce_round_robin, write_config_file
+    from tests.integration.test_crash_recovery import start_streaming_job
+
+    rng = random.Random(4321)
+    topic, dlq = unique("dlqkill"), unique("dlqkill_dlq")
+    props = _props(tmp_path, topic, dlq, **{"iceberg.control.commit.interval-ms": "500", "tasks.max": "2",
+                                            "errors.log.enable": "false"})
+    config_file = write_config_file(tmp_path / "dlqkill.json", props)
+    create_topic(kafka_broker.bootstrap, topic, partitions=3)
+    produced, bad = 0, set()
+    with open(tmp_path / "job.log", "wb") as log_file:
+        for _ in range(3):
+            values = []
+            for i in range(produced, produced + 3000):
+                if i % 50 == 7:
+                    bad.add(i)
+                    values.append(b'{"id": %d, "n": ' % i)
+                else:
+                    values.append(json.dumps({"id": i, "n": i}).encode())
+            produce_round_robin(kafka_broker.bootstrap, topic, values, 3)
+            produced += len(values)
+            job = start_streaming_job(config_file, kafka_broker.bootstrap, log_file)
+            time.sleep(rng.uniform(6.0, 14.0))
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait(timeout=30)
+    finish = subprocess.run(
+        [sys.executable, "-m", "connector.cli", "run", str(config_file), "--bootstrap-servers",
+         kafka_broker.bootstrap, "--until-caught-up", "--spark-conf", "spark.master=local[2]"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert finish.returncode == 0, finish.stderr[-3000:]
+
+    counts = Counter(row["id"] for row in table_rows(props, "db.t"))
+    assert {i for i, n in counts.items() if n > 1} == set()
+    assert set(counts) == set(range(produced)) - bad
+    dead = Counter(int(json.loads(b"[" + r["value"].split(b":")[1].split(b",")[0] + b"]")[0])
+                   for r in _dlq_records(kafka_broker.bootstrap, dlq))
+    assert {i for i, n in dead.items() if n > 1} == set(), "a bad record reached the DLQ twice"
+    assert set(dead) == bad

@@ -130,6 +130,12 @@ def test_the_dlq_topic_is_created_with_one_partition_and_a_capped_replication_fa
     assert end_offsets({"bootstrap.servers": kafka_broker.bootstrap}, [(dlq, 0)]) == {(dlq, 0): 0}
 
 
+def _dlq_end(bootstrap, dlq) -> int:
+    if dlq not in _topics(bootstrap):
+        return 0
+    return end_offsets({"bootstrap.servers": bootstrap}, [(dlq, 0)])[(dlq, 0)]
+
+
 def _topics(bootstrap) -> set[str]:
     from confluent_kafka.admin import AdminClient
 
@@ -233,7 +239,7 @@ def test_sigkill_during_streaming_with_dlq_traffic_keeps_table_and_dlq_exact(kaf
     create_topic(kafka_broker.bootstrap, topic, partitions=3)
     produced, bad = 0, set()
     with open(tmp_path / "job.log", "wb") as log_file:
-        for _ in range(3):
+        for _ in range(4):
             values = []
             for i in range(produced, produced + 3000):
                 if i % 50 == 7:
@@ -243,8 +249,12 @@ def test_sigkill_during_streaming_with_dlq_traffic_keeps_table_and_dlq_exact(kaf
                     values.append(json.dumps({"id": i, "n": i}).encode())
             produce_round_robin(kafka_broker.bootstrap, topic, values, 3)
             produced += len(values)
+            before = _dlq_end(kafka_broker.bootstrap, dlq)
             job = start_streaming_job(config_file, kafka_broker.bootstrap, log_file)
-            time.sleep(rng.uniform(6.0, 14.0))
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and _dlq_end(kafka_broker.bootstrap, dlq) == before:
+                time.sleep(0.1)  # until this run's first DLQ writes ...
+            time.sleep(rng.uniform(0.0, 1.5))  # ... then kill around them and the commit that follows
             os.killpg(job.pid, signal.SIGKILL)
             job.wait(timeout=30)
     finish = subprocess.run(

@@ -26,6 +26,7 @@ from connector.channel.offsets import committed_offsets
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
+from connector.kafka.dlq import position_properties
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
 
@@ -254,9 +255,11 @@ class Coordinator:
         report.rows_written = dict(batch.rows)
         commit_id = str(uuid.uuid4())
         valid_through = batch.valid_through(covered)
+        # the dead letter queue's position after the tasks' DLQ writes, recorded with the offsets
+        dlq_position = position_properties(self.config, self.client_conf, self.catalog, covered)
         for table_name, table_files in sorted(batch.files.items()):
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
-                                                        covered, commit_id, valid_through)
+                                                        covered, commit_id, valid_through, dlq_position)
             report.files_written[table_name] = len(table_files)
         self._commit_group(covered)
 

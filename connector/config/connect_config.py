@@ -62,7 +62,8 @@ CONNECT_CONFIG = (
                 "the Schema Registry unreachable) is retried, with backoff from 300 ms; 0: no retry, -1: "
                 "forever. Then the task fails (whatever `errors.tolerance`: it is not the record's fault)")
     .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, importance="medium",
-            doc="the longest pause between those retries")
+            doc="the longest pause between those retries, and between the re-runs of a cycle that met a "
+                "transient fault (see `icefloe.transient.retry-timeout-ms`)")
     .define("errors.log.enable", ConfigType.BOOLEAN, False, importance="medium",
             doc="log each tolerated record error at ERROR with its exception, in Connect's words: "
                 "`Error encountered in task <name>-<task>. Executing stage '<STAGE>' with class '<class>'.`")

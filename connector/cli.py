@@ -4,6 +4,7 @@
                             [--spark-conf KEY=VALUE ...] [--until-caught-up] [--metrics-port PORT]
     icefloe validate CONFIG.json [--worker worker.properties]
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
+    icefloe dlq replay CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
     icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
 
 Exit codes: 0 success, 1 the job failed (the message names the record or
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"name": config.name, "unused": list(config.unused_keys),
                           "warnings": list(config.warnings)}, indent=2))
         return 0
+    if args.command == "dlq":
+        return _dlq(config)
     return _run(config, args, console)
 
 
@@ -179,6 +182,7 @@ def _parser() -> argparse.ArgumentParser:
                                  help="serve Prometheus metrics of this job on http://0.0.0.0:PORT/metrics")
     _serve_parser(sub)
     _deploy_parser(sub)
+    _dlq_parser(sub)
     return parser
 
 
@@ -203,6 +207,33 @@ def _deploy_parser(sub) -> None:
                         help="delete connectors on the worker that none of the PATHs defines")
     deploy.add_argument("--timeout", type=float, default=120.0,
                         help="seconds to wait for each connector and its tasks to be RUNNING")
+
+
+def _dlq_parser(sub) -> None:
+    dlq = sub.add_parser("dlq", help="work with a connector's dead letter queue")
+    actions = dlq.add_subparsers(dest="dlq_command", required=True)
+    replay = actions.add_parser("replay", help="re-drive the DLQ's records (as it is now) through the connector's "
+                                               "current config into its tables, exactly once, then exit")
+    replay.add_argument("config", help="connector config JSON (REST body or flat map)")
+    replay.add_argument("--worker", help="Kafka Connect worker properties file")
+    replay.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
+    replay.add_argument("--quiet", action="store_true", help="only warnings and errors")
+
+
+def _dlq(config: SinkConfig) -> int:
+    """``icefloe dlq replay``: prints what was replayed per table and what failed again (JSON)."""
+    from connector.kafka.dlq_replay import DlqReplay, ReplayRefused
+
+    try:
+        report = DlqReplay(config).run()
+    except ReplayRefused as exc:
+        print(f"Cannot replay: {exc}", file=sys.stderr)
+        return 2
+    except ConnectException as exc:
+        print(f"Replay failed: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(report.as_dict()))
+    return 0
 
 
 if __name__ == "__main__":

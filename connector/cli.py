@@ -140,7 +140,8 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
             session.result().stop()
     print(json.dumps({"connector": config.name, "cycles": len(summary.cycles),
                       "records_read": summary.records_read,
-                      "rows_written": _sum_rows(summary)}, indent=None))
+                      "rows_written": _sum_rows(summary),
+                      "dlq_records": sum(sum(c.dlq_records.values()) for c in summary.cycles)}, indent=None))
     return 0
 
 

@@ -44,6 +44,8 @@ class _Families:
                                      "table")
         self.schema_changes = counter("icefloe_schema_changes", "Tables created (kind=create) or evolved "
                                       "(kind=update) by the job", "table", "kind")
+        self.dlq_records = counter("icefloe_dlq_records", "Records sent to the dead letter queue, by source "
+                                   "topic", "topic")
         self.failures = counter("icefloe_failures", "Job failures, by exception class", "exception")
         self.task_failures = counter("icefloe_task_failures", "Tasks that failed while the connector ran on "
                                      "(the REST worker's isolated tasks)", "task")
@@ -106,6 +108,7 @@ class JobMetrics:
         self._add(self._m.records_written, report.rows_written)
         self._add(self._m.files_written, report.files_written)
         self._add(self._m.bytes_written, report.bytes_written)
+        self._add(self._m.dlq_records, report.dlq_records)
         self._add(self._m.commits, {table: 1 for table in report.snapshots})
         for table, kinds in report.schema_changes.items():
             for kind, count in kinds.items():

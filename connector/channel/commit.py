@@ -64,6 +64,7 @@ class CommitBatch:
     max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
     records_read: int = 0
     bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes
+    dlq_records: dict[str, int] = field(default_factory=dict)  # source topic → records sent to the DLQ
 
     @classmethod
     def of(cls, results: Iterable[TaskResult]) -> "CommitBatch":
@@ -76,6 +77,8 @@ class CommitBatch:
         self.records_read += result.records_read
         for topic, size in result.bytes_read.items():
             self.bytes_read[topic] = self.bytes_read.get(topic, 0) + size
+        for topic, count in result.dlq_records.items():
+            self.dlq_records[topic] = self.dlq_records.get(topic, 0) + count
         for table, table_files in result.data_files.items():
             self.files.setdefault(table, []).extend(table_files)
         for table, rows in result.records_written.items():

@@ -54,6 +54,7 @@ class CycleReport:
     records_by_task: dict[str, int] = field(default_factory=dict)  # task number (of its round) → records
     bytes_written: dict[str, int] = field(default_factory=dict)  # table → data file bytes
     schema_changes: dict[str, dict[str, int]] = field(default_factory=dict)  # table → {"create"/"update": n}
+    dlq_records: dict[str, int] = field(default_factory=dict)  # source topic → records sent to the DLQ
 
     def count_results(self, results: Iterable[TaskResult]) -> None:
         """Per task records read and per table bytes written, from the tasks' results."""
@@ -253,6 +254,7 @@ class Coordinator:
         report.records_read = batch.records_read
         report.bytes_read = dict(batch.bytes_read)
         report.rows_written = dict(batch.rows)
+        report.dlq_records = dict(batch.dlq_records)
         commit_id = str(uuid.uuid4())
         valid_through = batch.valid_through(covered)
         # the dead letter queue's position after the tasks' DLQ writes, recorded with the offsets

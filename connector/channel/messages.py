@@ -45,6 +45,7 @@ class TaskResult:
     records_read: int = 0
     bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes
     records_written: dict[str, int] = field(default_factory=dict)
+    dlq_records: dict[str, int] = field(default_factory=dict)  # source topic → records sent to the DLQ
     error: str | None = None
     trace: str | None = None  # the task's Python traceback when it failed (shown as a Connect task's trace)
     retriable: bool = False  # the failure was transient (a RetriableException): the cycle may be run again

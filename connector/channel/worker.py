@@ -65,6 +65,8 @@ class SinkTask:
                     self.result.unfinished += ranges[index + 1:]
                     break
         self.result.data_files, self.result.records_written = self.pipeline.close()
+        if self.pipeline.dead_letters is not None:
+            self.result.dlq_records = dict(self.pipeline.errant_counts)
         return self.result
 
     def _read(self, reader: RangeReader, rng: OffsetRange) -> int | None:

@@ -236,6 +236,7 @@ class TaskPipeline:
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
         self.errors = ErrorHandler(ErrorSettings.of(config.props), config.name, task_id)
         self.errant: list[ErrantRecord] = []  # records skipped by error tolerance, for the DLQ, in order
+        self.errant_counts: Counter = Counter()  # source topic → records skipped by error tolerance
         self._screen_ahead = False  # screen the next batch before trying it column-wise (bad values seen)
         settings = self.errors.settings
         if dead_letters is True:
@@ -293,7 +294,10 @@ class TaskPipeline:
             return needs
         for table_name, data in converted:
             self.tables.buffer(table_name, data)
-        self.errant.extend(self.errors.take())
+        taken = self.errors.take()
+        if taken:
+            self.errant_counts.update(e.topic for e in taken)
+        self.errant.extend(taken)
         if len(self.errant) >= DLQ_SEND_RECORDS:
             if self.dead_letters is None:  # no DLQ: they were logged (errors.log.enable); keep memory bounded
                 del self.errant[:-DLQ_SEND_RECORDS]

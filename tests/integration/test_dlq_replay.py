@@ -86,7 +86,8 @@ def test_replay_after_the_fix_lands_each_record_once_and_keeps_what_still_fails(
     props, fixed = _props(tmp_path, name, topic, dlq), _props(tmp_path, name, topic, dlq, fixed=True)
     create_topic(bootstrap, topic)
     produce(bootstrap, topic, [r[0] for r in RECORDS], partition=0, headers=[[("h", b"%d" % i)] for i in range(6)])
-    run_until_caught_up(props, bootstrap, spark)
+    summary = run_until_caught_up(props, bootstrap, spark)
+    assert sum((Counter(c.dlq_records) for c in summary.cycles), Counter()) == {topic: 3}  # the cycle report
     assert _ids(props) == Counter([0, 2, 5])
     assert len(_dlq(bootstrap, dlq)) == 3
 

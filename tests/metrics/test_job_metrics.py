@@ -51,6 +51,16 @@ def test_a_cycle_counts_records_per_task_and_writes_per_table(registry):
     assert (value(registry, "icefloe_last_commit_timestamp_seconds", connector="sink") or 0) > 0
 
 
+def test_records_sent_to_the_dlq_are_counted_per_source_topic(registry):
+    metrics = JobMetrics("sink", registry=registry)
+
+    metrics.cycle_done(report(dlq_records={"orders": 3}), {("orders", 0): 20, ("orders", 1): 10})
+    metrics.cycle_done(report(dlq_records={"orders": 2, "refunds": 1}), {("orders", 0): 20, ("orders", 1): 10})
+
+    assert value(registry, "icefloe_dlq_records_total", connector="sink", topic="orders") == 5
+    assert value(registry, "icefloe_dlq_records_total", connector="sink", topic="refunds") == 1
+
+
 def test_lag_is_the_target_minus_the_committed_offset_and_keeps_uncovered_partitions(registry):
     metrics = JobMetrics("sink", registry=registry)
 

@@ -25,7 +25,8 @@ def test_every_metric_is_documented_with_its_labels():
     metrics.cycle_done(CycleReport(records_read=1, records_by_task={"0": 1}, bytes_read={"t": 9},
                                    rows_written={"db.t": 1}, files_written={"db.t": 1}, bytes_written={"db.t": 99},
                                    snapshots={"db.t": 1}, next_offsets={("t", 0): 1},
-                                   schema_changes={"db.t": {"create": 1}}, seconds=1.0), {("t", 0): 1})
+                                   schema_changes={"db.t": {"create": 1}}, dlq_records={"t": 1},
+                                   seconds=1.0), {("t", 0): 1})
     metrics.failed(ConnectException("boom"))
     metrics.task_failed(0)
     exported: dict[str, set[str]] = {}

@@ -1,14 +1,20 @@
 """Named fault-injection points, for the fault tests only.
 
-``ICEFLOE_FAULT_POINT=<name>[:<n>]`` makes the process **SIGKILL its whole process
-group** (driver, Spark JVM and Python workers: a crash of the job) the ``n``-th
-time (default: first) the point ``<name>`` is reached in a process. Unset, a point
-costs one environment lookup. Not a user setting: documented in docs/operations.md
-("Fault tests") so nobody is surprised to find it.
+``ICEFLOE_FAULT_POINT=<name>[:<n>]`` makes a process SIGKILL the ``n``-th time
+(default: the first) it reaches the point ``<name>``. What is killed:
+``ICEFLOE_FAULT_KILL=session`` (the default) kills the process group of the
+session leader: start the job in its own session (``setsid``, Popen's
+``start_new_session``) and that is the whole job, driver, Spark JVM and all,
+even when the point is reached in an executor's Python worker (a crash of the
+job); ``self`` kills only the process that reached the point (e.g. one
+executor Python worker mid-task). Unset, a point costs one environment lookup.
+Not a user setting: documented in docs/operations.md ("Fault tests") so nobody
+is surprised to find it.
 
 Points: ``cycle.before-tasks``, ``cycle.after-files`` (tasks done, before the
 catalog commit), ``cycle.between-table-commits``, ``cycle.before-group-mirror``,
 ``dlq.during-writes`` (a task's DLQ producer, after its first record),
+``task.mid-batch`` (a task, after it processed a batch),
 ``replay.after-dlq-writes``, ``replay.after-table-commit``.
 """
 
@@ -30,4 +36,6 @@ def fault_point(name: str) -> None:
         return
     _hits[name] = _hits.get(name, 0) + 1
     if _hits[name] >= (int(count) if count.isdigit() else 1):
-        os.killpg(os.getpgrp(), signal.SIGKILL)
+        if os.environ.get("ICEFLOE_FAULT_KILL", "session") == "self":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os.killpg(os.getsid(0), signal.SIGKILL)

@@ -26,6 +26,7 @@ from connector.channel.offsets import committed_offsets
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
+from connector.faults import fault_point
 from connector.kafka.dlq import position_properties
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
@@ -160,6 +161,7 @@ class Coordinator:
 
         def run_round(work: list[list[OffsetRange]]) -> tuple[SchemaNeeds, list[list[OffsetRange]] | None]:
             report.schema_rounds += 1
+            fault_point("cycle.before-tasks")
             assignments = self._assignments(work, report.schema_rounds, task_of)
             round_results = runner(assignments)
             if task_of is None:
@@ -179,6 +181,7 @@ class Coordinator:
         if task_of is not None:
             results, covered = self._without_failed_tasks(results, owners, task_of, covered, report)
         report.count_results(results)
+        fault_point("cycle.after-files")
         self._commit(CommitBatch.of(results), covered, report)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
@@ -263,6 +266,8 @@ class Coordinator:
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
                                                         covered, commit_id, valid_through, dlq_position)
             report.files_written[table_name] = len(table_files)
+            fault_point("cycle.between-table-commits")
+        fault_point("cycle.before-group-mirror")
         self._commit_group(covered)
 
     def _commit_group(self, covered: dict[TopicPartition, int]) -> None:

@@ -22,6 +22,7 @@ from connector.channel.offsets import committed_offsets
 from connector.config.sink_config import SinkConfig
 from connector.data.pipeline import TaskPipeline
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds
+from connector.faults import fault_point
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import OffsetRange
 from connector.kafka.range_reader import RangeReader, read_range
@@ -81,6 +82,7 @@ class SinkTask:
                 self.result.next_offsets[rng.key] = first_offset
                 return first_offset
             self.result.track(batch)
+            fault_point("task.mid-batch")
         self.result.next_offsets[rng.key] = rng.end  # the range's end, past any gaps (compaction, markers)
         return None
 

@@ -42,6 +42,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from connector.api.errors import ConnectException
 from connector.data.errant import ErrantRecord, ErrorSettings, task_number
+from connector.faults import fault_point
 from connector.kafka.client_config import (
     _LIBRDKAFKA_GLOBAL_KEYS,
     _merged_java_properties,
@@ -293,6 +294,7 @@ class DeadLetterQueue:
                     producer.poll(0.1)
             self.sent += 1
             producer.poll(0)
+            fault_point("dlq.during-writes")
         if self.skipped:
             log.info("Task %s: %d DLQ record(s) were already in %s and were not sent again", self.task_id,
                      self.skipped, self.topic)

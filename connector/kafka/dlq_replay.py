@@ -43,6 +43,7 @@ from confluent_kafka import KafkaError, Producer
 from connector.api.errors import ConnectException
 from connector.config.sink_config import SinkConfig
 from connector.data.errant import ErrantRecord, ErrorSettings
+from connector.faults import fault_point
 from connector.kafka.client_config import consumer_config
 from connector.kafka.dlq import (
     ERROR_HEADER_CONNECTOR_NAME,
@@ -390,8 +391,3 @@ class DlqReplay:
                                                         commit_id, None, properties)
             fault_point("replay.after-table-commit")
 
-
-def fault_point(name: str) -> None:
-    from connector.faults import fault_point as point
-
-    point(name)

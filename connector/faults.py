@@ -2,14 +2,14 @@
 
 ``ICEFLOE_FAULT_POINT=<name>[:<n>]`` makes a process SIGKILL the ``n``-th time
 (default: the first) it reaches the point ``<name>``. What is killed:
-``ICEFLOE_FAULT_KILL=session`` (the default) kills the process group of the
-session leader: start the job in its own session (``setsid``, Popen's
-``start_new_session``) and that is the whole job, driver, Spark JVM and all,
-even when the point is reached in an executor's Python worker (a crash of the
-job); ``self`` kills only the process that reached the point (e.g. one
-executor Python worker mid-task). Unset, a point costs one environment lookup.
-Not a user setting: documented in docs/operations.md ("Fault tests") so nobody
-is surprised to find it.
+``ICEFLOE_FAULT_KILL=job`` (the default) kills the process group of the
+``icefloe`` driver (``python -m connector.cli`` or the ``icefloe`` script; the
+topmost such ancestor, found through ``/proc``, Linux only), even when the point
+is reached in an executor's Python worker: a crash of the job (its Spark JVM
+exits when the driver is gone); ``self`` kills only the process that reached the
+point (e.g. one executor Python worker mid-task). Outside an ``icefloe`` driver
+``job`` kills only the process itself. Unset, a point costs one environment
+lookup. Not a user setting: documented in docs/operations.md ("Fault tests").
 
 Points: ``cycle.before-tasks``, ``cycle.after-files`` (tasks done, before the
 catalog commit), ``cycle.between-table-commits``, ``cycle.before-group-mirror``,
@@ -36,6 +36,24 @@ def fault_point(name: str) -> None:
         return
     _hits[name] = _hits.get(name, 0) + 1
     if _hits[name] >= (int(count) if count.isdigit() else 1):
-        if os.environ.get("ICEFLOE_FAULT_KILL", "session") == "self":
-            os.kill(os.getpid(), signal.SIGKILL)
-        os.killpg(os.getsid(0), signal.SIGKILL)
+        driver = None if os.environ.get("ICEFLOE_FAULT_KILL", "job") == "self" else _driver()
+        if driver is not None:
+            os.killpg(os.getpgid(driver), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _driver() -> int | None:
+    """The pid of the topmost ``icefloe`` driver process among this process and its ancestors."""
+    found, pid = None, os.getpid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                argv = cmdline.read().split(b"\0")
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                parent = int(stat.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if b"connector.cli" in argv or (len(argv) > 1 and argv[1].endswith(b"/icefloe")):
+            found = pid
+        pid = parent
+    return found

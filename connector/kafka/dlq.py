@@ -164,8 +164,9 @@ def recorded_position(catalog: Any, config: Any, dlq_topic: str) -> dict[int, in
         for summary in _summaries(table, branch):
             if key in summary:
                 found = {int(p): int(o) for p, o in json.loads(summary[key]).items()}
+                # a partition one table has no position for is read from its start (0) for that table
                 lowest = found if lowest is None else {
-                    p: min(o, lowest.get(p, o)) for p, o in {**found, **lowest}.items()}
+                    p: min(found.get(p, 0), lowest.get(p, 0)) for p in {*found, *lowest}}
                 break
             if any(k.startswith(OFFSETS_PREFIX) and k.endswith(suffix) for k in summary):
                 return None  # offsets committed without a DLQ position: read the whole DLQ

@@ -21,6 +21,7 @@ from typing import Callable, TypeVar
 from confluent_kafka import KafkaError, KafkaException
 
 from connector.api.errors import ConnectException, RetriableException
+from connector.data.errant import transient as caused_by_a_service
 from connector.kafka.client_config import KafkaConfigError
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,8 @@ def transient(exc: BaseException) -> bool:
     """
     if isinstance(exc, KafkaConfigError):
         return False
-    if isinstance(exc, RetriableException):
-        return True
+    if isinstance(exc, RetriableException) or caused_by_a_service(exc):
+        return True  # e.g. a record's conversion that failed because the Schema Registry answered 5xx
     if isinstance(exc, KafkaException):
         error = exc.args[0] if exc.args else None
         return isinstance(error, KafkaError) and (error.retriable() or error.code() in TRANSIENT_KAFKA_CODES)

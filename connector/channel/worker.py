@@ -20,6 +20,7 @@ from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets
 from connector.config.sink_config import SinkConfig
+from connector.data.errant import transient as caused_by_a_service
 from connector.data.pipeline import TaskPipeline
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds
 from connector.faults import fault_point
@@ -94,7 +95,8 @@ def run_task(assignment: TaskAssignment) -> TaskResult:
     except ConnectException as exc:
         log.error("Task %s failed: %s", assignment.task_id, exc)
         return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}",
-                          trace=traceback.format_exc(), retriable=isinstance(exc, RetriableException))
+                          trace=traceback.format_exc(),
+                          retriable=isinstance(exc, RetriableException) or caused_by_a_service(exc))
 
 
 def run_task_isolated(assignment: TaskAssignment) -> TaskResult:

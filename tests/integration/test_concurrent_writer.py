@@ -15,8 +15,14 @@ import pyarrow as pa
 import pytest
 from pyiceberg.exceptions import CommitFailedException
 
-from tests.integration.harness import load_table, produce_round_robin, run_until_caught_up, sink_props, table_rows, \
-    unique
+from tests.integration.harness import (
+    load_table,
+    produce_round_robin,
+    run_until_caught_up,
+    sink_props,
+    table_rows,
+    unique,
+)
 from tests.support.tansu import create_topic
 
 pytestmark = pytest.mark.integration

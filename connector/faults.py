@@ -7,7 +7,8 @@
 topmost such ancestor, found through ``/proc``, Linux only), even when the point
 is reached in an executor's Python worker: a crash of the job (its Spark JVM
 exits when the driver is gone); ``self`` kills only the process that reached the
-point (e.g. one executor Python worker mid-task). Outside an ``icefloe`` driver
+point (e.g. one executor Python worker mid-task). ``ICEFLOE_FAULT_ONCE=<file>``: only the first
+process to get there fires (it creates the file), not the workers that retry. Outside an ``icefloe`` driver
 ``job`` kills only the process itself. Unset, a point costs one environment
 lookup. Not a user setting: documented in docs/operations.md ("Fault tests").
 
@@ -35,11 +36,23 @@ def fault_point(name: str) -> None:
     if point != name:
         return
     _hits[name] = _hits.get(name, 0) + 1
-    if _hits[name] >= (int(count) if count.isdigit() else 1):
+    if _hits[name] >= (int(count) if count.isdigit() else 1) and _first_time():
         driver = None if os.environ.get("ICEFLOE_FAULT_KILL", "job") == "self" else _driver()
         if driver is not None:
             os.killpg(os.getpgid(driver), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _first_time() -> bool:
+    """Without ``ICEFLOE_FAULT_ONCE``: always. With it (a file path): only for the process that creates it."""
+    marker = os.environ.get("ICEFLOE_FAULT_ONCE")
+    if not marker:
+        return True
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _driver() -> int | None:

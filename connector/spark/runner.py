@@ -13,8 +13,12 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Sequence
 
+from connector.api.errors import RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.worker import run_task, run_task_isolated
+
+#: Spark's text when an executor's Python worker process died (killed, out of memory, a crash)
+WORKER_CRASHED = "Python worker exited unexpectedly"
 
 
 class SparkTaskRunner:
@@ -53,4 +57,11 @@ class SparkTaskRunner:
         context = self.spark.sparkContext
         context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
         task = run_task_isolated if self.isolate_failures else run_task
-        return context.parallelize(list(assignments), len(assignments)).map(task).collect()
+        try:
+            return context.parallelize(list(assignments), len(assignments)).map(task).collect()
+        except Exception as exc:
+            if WORKER_CRASHED not in str(exc):
+                raise
+            # nothing of the cycle is visible before its commit: the job may run it again (connector.channel.retry)
+            raise RetriableException(f"A Spark executor's Python worker died during the tasks of "
+                                     f"{assignments[0].task_id}.. ({WORKER_CRASHED})") from exc

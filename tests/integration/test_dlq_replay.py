@@ -143,3 +143,29 @@ def test_replay_refuses_dlq_records_without_context_headers(kafka_broker, tmp_pa
     produce(bootstrap, dlq, [b'{"id": 1}'], partition=0)
     with pytest.raises(ReplayRefused, match="no __connect.errors.\\* context headers"):
         _replay(props, bootstrap)
+
+
+def test_a_replay_killed_between_two_tables_commits_completes_without_duplicates(kafka_broker, spark, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    name, topic, dlq = unique("replay2"), unique("replay2_src"), unique("replay2_dlq")
+    props, fixed = _props(tmp_path, name, topic, dlq), _props(tmp_path, name, topic, dlq, fixed=True)
+    for p in (props, fixed):
+        p["iceberg.tables"] = "db.t,db.u"
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, [r[0] for r in RECORDS], partition=0)
+    run_until_caught_up(props, bootstrap, spark)
+    command = [sys.executable, "-m", "connector.cli", "dlq", "replay",
+               str(write_config_file(tmp_path / "fixed2.json", fixed)), "--bootstrap-servers", bootstrap]
+    crashed = subprocess.run(command, capture_output=True, text=True, timeout=120, start_new_session=True,
+                             env={**os.environ, "ICEFLOE_FAULT_POINT": "replay.after-table-commit"})
+    assert crashed.returncode == -9, crashed.stderr[-2000:]
+    ids = {t: Counter(r["id"] for r in table_rows(props, t)) for t in ("db.t", "db.u")}
+    assert ids == {"db.t": Counter([0, 1, 2, 4, 5]), "db.u": Counter([0, 2, 5])}  # one table committed
+
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1])["replayed"] == {"db.u": 2}
+    for table in ("db.t", "db.u"):
+        assert Counter(r["id"] for r in table_rows(props, table)) == Counter([0, 1, 2, 4, 5]), table
+    again = _replay(fixed, bootstrap)
+    assert again.replayed == {} and again.failed_again == 1

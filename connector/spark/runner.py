@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Sequence
 
-from connector.api.errors import RetriableException
+from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.worker import run_task, run_task_isolated
 
@@ -55,13 +55,26 @@ class SparkTaskRunner:
         if not assignments:
             return []
         context = self.spark.sparkContext
-        context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
         task = run_task_isolated if self.isolate_failures else run_task
         try:
+            context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
             return context.parallelize(list(assignments), len(assignments)).map(task).collect()
         except Exception as exc:
+            exit_code = _jvm_exit_code(context) if isinstance(exc, ConnectionError) else None
+            if exit_code is not None:  # not transient: retrying a dead gateway only delays the failure
+                raise ConnectException(f"The Spark driver JVM exited (exit code {exit_code}); restart the job: "
+                                       f"it resumes from the tables' offsets") from exc
             if WORKER_CRASHED not in str(exc):
                 raise
             # nothing of the cycle is visible before its commit: the job may run it again (connector.channel.retry)
             raise RetriableException(f"A Spark executor's Python worker died during the tasks of "
                                      f"{assignments[0].task_id}.. ({WORKER_CRASHED})") from exc
+
+
+def _jvm_exit_code(context: Any) -> int | None:
+    """The exit code of the driver JVM this process launched, None while it runs (or if not ours)."""
+    process = getattr(getattr(context, "_gateway", None), "proc", None)
+    try:
+        return process.poll() if process is not None else None
+    except Exception:  # noqa: BLE001 - only a hint for the error message
+        return None

@@ -335,6 +335,18 @@ class Herder:
             self._sink_offsets(runtime).reset()
         return {"message": RESET}
 
+    # --- the dead letter queue ----------------------------------------------------------------
+
+    def replay_dlq(self, name: str) -> dict:
+        """``icefloe dlq replay`` with the connector's current config (it may keep running meanwhile)."""
+        from connector.kafka.dlq_replay import DlqReplay, ReplayRefused
+
+        runtime = self._get(name, f"Connector {name} not found")
+        try:
+            return DlqReplay(SinkConfig.parse(self._resolve(dict(runtime.config)), self.worker)).run().as_dict()
+        except ReplayRefused as exc:
+            raise BadRequestError(f"Cannot replay: {exc}") from exc
+
     @staticmethod
     def _require_stopped(runtime: ConnectorRuntime) -> None:
         if runtime.target_state != STOPPED or runtime.alive:

@@ -61,6 +61,7 @@ class HerderApi(Protocol):
     def offsets(self, name: str) -> dict: ...
     def alter_offsets(self, name: str, body: dict) -> dict: ...
     def reset_offsets(self, name: str) -> dict: ...
+    def replay_dlq(self, name: str) -> dict: ...
     def validate(self, config: dict[str, str]) -> dict: ...
     def plugin_config(self, plugin: str) -> list[dict]: ...
 
@@ -77,6 +78,7 @@ def create_app(herder: HerderApi, worker: dict[str, str]) -> FastAPI:
     _connector_routes(app, herder)
     _task_and_state_routes(app, herder)
     _offset_routes(app, herder)
+    _dlq_routes(app, herder)
     _plugin_routes(app, herder)
     _logger_routes(app, app.state.loggers)
     return app
@@ -345,6 +347,13 @@ def _offset_routes(app: FastAPI, herder: HerderApi) -> None:
     @app.delete("/connectors/{name}/offsets")
     async def reset_offsets(name: str) -> Any:
         return await _call(herder.reset_offsets, name)
+
+
+def _dlq_routes(app: FastAPI, herder: HerderApi) -> None:
+    @app.post("/connectors/{name}/dlq/replay")
+    async def replay_dlq(name: str) -> Any:
+        """icefloe's own: ``icefloe dlq replay`` for a connector of this worker (docs/operations.md)."""
+        return await _call(herder.replay_dlq, name)
 
 
 def _plugin_routes(app: FastAPI, herder: HerderApi) -> None:

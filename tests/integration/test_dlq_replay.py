@@ -169,3 +169,37 @@ def test_a_replay_killed_between_two_tables_commits_completes_without_duplicates
         assert Counter(r["id"] for r in table_rows(props, table)) == Counter([0, 1, 2, 4, 5]), table
     again = _replay(fixed, bootstrap)
     assert again.replayed == {} and again.failed_again == 1
+
+
+def test_the_rest_worker_replays_a_connectors_dlq(kafka_broker, spark, tmp_path):
+    from concurrent.futures import Future
+
+    from fastapi.testclient import TestClient
+
+    from connector.herder.herder import Herder
+    from connector.rest.app import create_app
+
+    bootstrap = kafka_broker.bootstrap
+    name, topic, dlq = unique("replayrest"), unique("replayrest_src"), unique("replayrest_dlq")
+    props, fixed = _props(tmp_path, name, topic, dlq), _props(tmp_path, name, topic, dlq, fixed=True)
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, [r[0] for r in RECORDS], partition=0)
+    run_until_caught_up(props, bootstrap, spark)
+
+    session: Future = Future()
+    session.set_result(spark)
+    herder = Herder({"bootstrap.servers": bootstrap}, data_dir=tmp_path / "worker", spark=session,
+                    worker_id="127.0.0.1:8083")
+    herder.start()
+    try:
+        with TestClient(create_app(herder, {})) as client:
+            config = {k: v for k, v in fixed.items() if k != "name"}
+            created = client.post("/connectors", json={"name": name, "config": config, "initial_state": "STOPPED"})
+            assert created.status_code == 201, created.text
+            replayed = client.post(f"/connectors/{name}/dlq/replay")
+            assert replayed.status_code == 200, replayed.text
+            assert replayed.json()["replayed"] == {"db.t": 2} and replayed.json()["failed_again"] == 1
+            assert client.post("/connectors/nope/dlq/replay").status_code == 404
+    finally:
+        herder.shutdown()
+    assert _ids(props) == Counter([0, 1, 2, 4, 5])

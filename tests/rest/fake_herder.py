@@ -205,6 +205,12 @@ class FakeHerder:
                     self.committed[name][key] = int(entry["offset"]["kafka_offset"])
             return {"message": "The offsets for this connector have been altered successfully"}
 
+    def replay_dlq(self, name: str) -> dict:
+        with self._lock:
+            self._config(name, f"Connector {name} not found")
+            return {"connector": name, "dlq": "", "records": 0, "replayed": {}, "failed_again": 0, "skipped": {},
+                    "position": {}}
+
     def reset_offsets(self, name: str) -> dict:
         with self._lock:
             self._require_stopped(name)

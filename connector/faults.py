@@ -2,9 +2,11 @@
 
 ``ICEFLOE_FAULT_POINT=<name>[:<n>]`` makes a process SIGKILL the ``n``-th time
 (default: the first) it reaches the point ``<name>``. What is killed:
-``ICEFLOE_FAULT_KILL=job`` (the default) kills the process group of the
-``icefloe`` driver (``python -m connector.cli`` or the ``icefloe`` script; the
-topmost such ancestor, found through ``/proc``, Linux only), even when the point
+``ICEFLOE_FAULT_KILL=job`` (the default) kills the ``icefloe`` driver (``python
+-m connector.cli`` or the ``icefloe`` script; the topmost such ancestor, found
+through ``/proc``, Linux only) with its whole process group when it leads one
+(start it with Popen's ``start_new_session``; never the group of a test runner
+or shell that started it), even when the point
 is reached in an executor's Python worker: a crash of the job (its Spark JVM
 exits when the driver is gone); ``self`` kills only the process that reached the
 point (e.g. one executor Python worker mid-task). ``ICEFLOE_FAULT_ONCE=<file>``: only the first
@@ -38,8 +40,10 @@ def fault_point(name: str) -> None:
     _hits[name] = _hits.get(name, 0) + 1
     if _hits[name] >= (int(count) if count.isdigit() else 1) and _first_time():
         driver = None if os.environ.get("ICEFLOE_FAULT_KILL", "job") == "self" else _driver()
-        if driver is not None:
-            os.killpg(os.getpgid(driver), signal.SIGKILL)
+        if driver is not None and os.getpgid(driver) == driver:  # the driver leads its own group: the job's
+            os.killpg(driver, signal.SIGKILL)
+        elif driver is not None:  # never the group of whatever started the driver (a test runner, a shell)
+            os.kill(driver, signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -66,6 +66,7 @@ REPLAYS_HEADER = "icefloe.dlq.replays"
 REPLAYED_FROM_HEADER = "icefloe.dlq.replayed.from"
 ICEFLOE_DLQ_HEADER_PREFIX = "icefloe.dlq."
 MAX_SCHEMA_ROUNDS = 20
+MAX_LISTED = 100  # failures listed in the report (all are counted)
 #: a committed-offsets value that drops every row: how a table skips records before its replay position
 _EVERYTHING = 2 ** 62
 
@@ -88,11 +89,12 @@ class ReplayReport:
     skipped: dict[str, int] = field(default_factory=dict)  # reason → count
     position: dict[str, int] = field(default_factory=dict)  # DLQ partition → replayed through
     snapshots: dict[str, int] = field(default_factory=dict)
+    failures: list[dict[str, Any]] = field(default_factory=list)  # the first MAX_LISTED that failed again
 
     def as_dict(self) -> dict[str, Any]:
         return {"connector": self.connector, "dlq": self.dlq, "records": self.records,
                 "replayed": self.replayed, "failed_again": self.failed_again, "skipped": self.skipped,
-                "position": self.position}
+                "position": self.position, "failures": self.failures}
 
 
 @dataclass
@@ -368,6 +370,10 @@ class DlqReplay:
                     producer.poll(0.1)
             producer.poll(0)
             report.failed_again += 1
+            if len(report.failures) < MAX_LISTED:
+                report.failures.append({"topic": failure.topic, "partition": failure.partition,
+                                        "offset": failure.offset, "stage": failure.stage,
+                                        "error": f"{failure.exception_class}: {failure.message}"})
         remaining = producer.flush(FLUSH_TIMEOUT_SECONDS)
         if remaining:
             errors.append(f"{remaining} record(s) not delivered after {FLUSH_TIMEOUT_SECONDS:.0f} s")

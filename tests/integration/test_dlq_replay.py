@@ -93,6 +93,8 @@ def test_replay_after_the_fix_lands_each_record_once_and_keeps_what_still_fails(
 
     report = _replay(fixed, bootstrap)
     assert report.replayed == {"db.t": 2} and report.failed_again == 1 and report.records == 3
+    assert [(f["topic"], f["partition"], f["offset"], f["stage"]) for f in report.failures] == \
+        [(topic, 0, 3, "TASK_PUT")]
     assert _ids(props) == Counter([0, 1, 2, 4, 5])
     replayed = {r["id"]: r for r in table_rows(props, "db.t") if r["id"] in (1, 4)}
     assert {i: (r["src_offset"], r["src_partition"], r["c"]) for i, r in replayed.items()} == \

@@ -8,7 +8,9 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   per table, next offsets and newest timestamps per source partition;
 * :func:`commit_table` — one fast append per table with the offsets in the
   snapshot summary (never moving a table's offsets backwards), retried when
-  another writer committed to the branch in between.
+  another writer committed to the branch in between, and refused when another
+  writer moved the table's offsets since the cycle started (``fence``,
+  connector/channel/fencing.py).
 """
 
 from __future__ import annotations
@@ -21,8 +23,16 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from pyiceberg.exceptions import CommitFailedException
 
 from connector.api.errors import ConnectException
+from connector.channel.fencing import Fence
 from connector.channel.messages import TaskResult
-from connector.channel.offsets import branch_head, committed_offsets, offsets_reset_key, summary_properties
+from connector.channel.offsets import (
+    branch_head,
+    committed_offsets,
+    java_control_properties,
+    java_keys,
+    offsets_reset_key,
+    summary_properties,
+)
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
@@ -100,7 +110,8 @@ class CommitBatch:
 
 def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
                  covered: Mapping[TopicPartition, int | None], commit_id: str, valid_through: int | None,
-                 extra_properties: dict[str, str] | None = None, *, rewind: bool = False) -> int:
+                 extra_properties: dict[str, str] | None = None, *, rewind: bool = False,
+                 fence: Fence | None = None) -> int:
     """One fast append of ``data_files`` with the offsets in the snapshot summary; the new snapshot's id.
 
     The offsets recorded are the table's previous ones updated with ``covered``,
@@ -110,6 +121,10 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
 
     ``rewind`` (altering or resetting offsets, no data files) records ``covered``
     as given, lower or not, and a None offset removes that partition.
+
+    ``fence``: what the cycle saw at its start; the commit is refused
+    (:class:`~connector.channel.fencing.FencedException`) if the table moved since.
+    The Java sinks' control-topic keys are carried into the new snapshot unchanged.
     """
     branch = config.iceberg.table_config(table_name).commit_branch or "main"
     pause, longest = COMMIT_BACKOFF_SECONDS
@@ -117,7 +132,7 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
         table = catalog.load_table(table_name)
         try:
             snapshot_id = _append(table, config, branch, data_files, covered, commit_id, valid_through,
-                                  extra_properties, rewind)
+                                  extra_properties, rewind, fence, table_name)
         except CommitFailedException as exc:
             if attempt == COMMIT_ATTEMPTS:
                 raise ConnectException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
@@ -132,12 +147,17 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
 
 def _append(table, config: SinkConfig, branch: str, data_files: list, covered: Mapping[TopicPartition, int | None],
             commit_id: str, valid_through: int | None, extra_properties: dict[str, str] | None,
-            rewind: bool) -> int:
-    previous = committed_offsets(table, config.group_id, branch)
+            rewind: bool, fence: Fence | None = None, table_name: str = "") -> int:
+    java = java_keys(config)
+    previous = committed_offsets(table, config.group_id, branch, java)
+    java_props = java_control_properties(table, java, branch)
+    if fence is not None:
+        fence.check(table_name, previous, java_props, covered)
     offsets = _next_offsets(previous, covered, rewind)
     props = summary_properties(offsets, config.group_id, commit_id, valid_through)
     if not offsets:
         props[offsets_reset_key(config.group_id)] = "true"
+    props.update(java_props)
     props.update(extra_properties or {})
     with table.transaction() as transaction:
         with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:

@@ -21,8 +21,9 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConnectException
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
+from connector.channel.fencing import Fence, capture
 from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.offsets import committed_offsets
+from connector.channel.offsets import committed_offsets, java_keys
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
@@ -92,6 +93,7 @@ class Coordinator:
         self.split_large = split_large
         self.cycle_number = 0
         self._last_committed: dict[TopicPartition, int] = {}
+        self._committed_tables: set[str] = set()  # noted by each cycle's fence
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
         self.isolate_tasks = False
@@ -127,7 +129,7 @@ class Coordinator:
             except NoSuchTableError:
                 continue
             branch = self.config.iceberg.table_config(table_name).commit_branch
-            for tp, offset in committed_offsets(table, self.config.group_id, branch).items():
+            for tp, offset in committed_offsets(table, self.config.group_id, branch, java_keys(self.config)).items():
                 if tp in wanted:
                     lowest[tp] = min(offset, lowest.get(tp, offset))
         return lowest
@@ -146,6 +148,7 @@ class Coordinator:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
+        fence = capture(self.catalog, self.config, set(self.config.iceberg.tables) | self._committed_tables, start)
         self._create_missing_tables(start, covered, report)
         if task_of is None:
             groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,
@@ -177,7 +180,7 @@ class Coordinator:
         if task_of is not None:
             results, covered = self._without_failed_tasks(results, owners, task_of, covered, report)
         report.count_results(results)
-        self._commit(CommitBatch.of(results), covered, report)
+        self._commit(CommitBatch.of(results), covered, report, fence)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
@@ -247,7 +250,8 @@ class Coordinator:
 
     # --- commit ---------------------------------------------------------------------------
 
-    def _commit(self, batch: CommitBatch, covered: dict[TopicPartition, int], report: CycleReport) -> None:
+    def _commit(self, batch: CommitBatch, covered: dict[TopicPartition, int], report: CycleReport,
+                fence: Fence | None = None) -> None:
         report.records_read = batch.records_read
         report.bytes_read = dict(batch.bytes_read)
         report.rows_written = dict(batch.rows)
@@ -255,7 +259,8 @@ class Coordinator:
         valid_through = batch.valid_through(covered)
         for table_name, table_files in sorted(batch.files.items()):
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
-                                                        covered, commit_id, valid_through)
+                                                        covered, commit_id, valid_through, fence=fence)
+            self._committed_tables.add(table_name)
             report.files_written[table_name] = len(table_files)
         self._commit_group(covered)
 

@@ -43,7 +43,12 @@ ICEBERG_CONFIG = (
             doc="match record fields to columns ignoring case")
     .define("iceberg.catalog", ConfigType.STRING, "iceberg", importance="medium", doc="catalog name")
     .define("iceberg.control.topic", ConfigType.STRING, "control-iceberg", importance="medium",
-            doc="accepted; icefloe coordinates through Spark, not a control topic")
+            doc="icefloe coordinates through Spark, not a control topic; it reads this topic only to take "
+                "over from a Java sink (docs/migration.md) and never moves the Java sinks' snapshot key "
+                "for it backwards")
+    .define("iceberg.control.group-id", ConfigType.STRING, None, importance="low",
+            doc="Tabular's sink only: its consumer group of source offsets (unset: `cg-control-<name>`), "
+                "where a takeover from the Tabular sink resumes, before `connect-<name>`")
     .define("iceberg.control.group-id-prefix", ConfigType.STRING, "cg-control-", importance="low",
             doc="accepted")
     .define("iceberg.control.commit.interval-ms", ConfigType.INT, DEFAULT_COMMIT_INTERVAL_MS, at_least(1),
@@ -97,6 +102,8 @@ class IcebergConfig:
     default_id_columns: tuple[str, ...]
     default_commit_branch: str | None
     connect_group_id: str | None
+    control_topic: str = "control-iceberg"
+    control_group_id: str | None = None  # Tabular's iceberg.control.group-id
     table_overrides: Mapping[str, dict[str, str]] = field(default_factory=dict)
 
     def table_config(self, table: str) -> TableConfig:
@@ -160,6 +167,8 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
                                        values["iceberg.tables.default-id-columns"] or ""),
         default_commit_branch=values["iceberg.tables.default-commit-branch"],
         connect_group_id=values["iceberg.connect.group-id"],
+        control_topic=values["iceberg.control.topic"],
+        control_group_id=values["iceberg.control.group-id"],
         table_overrides=overrides,
     )
 

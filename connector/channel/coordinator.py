@@ -29,6 +29,7 @@ from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
+from connector.takeover.groups import resume_groups
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +111,11 @@ class Coordinator:
         partitions = list(partitions)
         from_tables = self.table_offsets(partitions)
         missing = [tp for tp in partitions if tp not in from_tables]
-        from_group = read_group_offsets(self.client_conf, self.config.group_id, missing) if missing else {}
-        missing = [tp for tp in missing if tp not in from_group]
+        from_group: dict[TopicPartition, int] = {}
+        for group in resume_groups(self.config):  # Tabular's cg-control-<name>, then connect-<name>
+            if missing:
+                from_group.update(read_group_offsets(self.client_conf, group, missing))
+                missing = [tp for tp in missing if tp not in from_group]
         from_log = earliest_offsets(self.client_conf, missing) if missing else {}
         start = {**from_log, **from_group, **from_tables}
         for tp, offset in self._last_committed.items():  # cycles that wrote no files still moved on

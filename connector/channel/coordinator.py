@@ -30,6 +30,7 @@ from connector.data.table_writer import SchemaNeeds
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
 from connector.takeover.groups import resume_groups
+from connector.takeover.replay import take_over_if_needed
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ class Coordinator:
         self.cycle_number = 0
         self._last_committed: dict[TopicPartition, int] = {}
         self._committed_tables: set[str] = set()  # noted by each cycle's fence
+        self.takeover_checked = False  # the Java sink's control topic is looked at once, before the first cycle
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
         self.isolate_tasks = False
@@ -109,6 +111,9 @@ class Coordinator:
     def start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Resume positions: the tables' offsets first, then the consumer group, then the log start."""
         partitions = list(partitions)
+        if not self.takeover_checked:
+            self.takeover_checked = True
+            take_over_if_needed(self.catalog, self.config, self.client_conf, partitions)
         from_tables = self.table_offsets(partitions)
         missing = [tp for tp in partitions if tp not in from_tables]
         from_group: dict[TopicPartition, int] = {}

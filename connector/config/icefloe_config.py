@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from connector.api.config_def import ConfigDef, ConfigType, at_least
+from connector.api.config_def import ConfigDef, ConfigType, at_least, valid_string
 
 COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
+TAKEOVER = "icefloe.takeover"
 
 ICEFLOE_CONFIG = (
     ConfigDef()
@@ -17,12 +18,19 @@ ICEFLOE_CONFIG = (
             "is read and committed in several cycles, one after another, so a crash loses at most one "
             "cycle's work and progress is visible as it goes. `0`: no bound (one cycle reads everything "
             "up to the end offsets seen at its start)")
+    .define(TAKEOVER, ConfigType.STRING, "auto", valid_string("auto", "control-topic", "none"), "medium",
+            "taking over from a Java Iceberg sink of the same connector (docs/migration.md). `auto`: when a "
+            "table's newest offsets are a Java sink's control-topic key, or the tables hold no icefloe offsets "
+            "yet, first commit the complete commits the Java coordinator left on `iceberg.control.topic` and "
+            "resume from the source offsets they cover; `control-topic`: do that on every start; `none`: never "
+            "read the control topic (resume from the tables, then the consumer groups)")
 )
 
 
 @dataclass(frozen=True)
 class IcefloeConfig:
     commit_max_records: int  # 0: unbounded
+    takeover: str = "auto"
 
 
 def is_icefloe_key(key: str) -> bool:
@@ -31,4 +39,4 @@ def is_icefloe_key(key: str) -> bool:
 
 def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
     values = ICEFLOE_CONFIG.parse(props)
-    return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS])
+    return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS], takeover=values[TAKEOVER])

@@ -1,0 +1,99 @@
+"""Taking over from a stopped Java sink: its complete commits are finished, nothing read twice or skipped."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
+
+from connector.channel.offsets import committed_offsets, control_offsets, java_keys
+from connector.config.sink_config import SinkConfig
+from connector.data.catalog import load_catalog
+from connector.kafka.group_offsets import read_group_offsets
+from connector.takeover.replay import plan
+from tests.integration.harness import produce_round_robin, run_until_caught_up, sink_props, table_rows, unique
+from tests.support.tansu import create_topic
+from tests.takeover.java_sink import JavaSink
+
+pytestmark = pytest.mark.integration
+
+PER_PARTITION = 40
+
+
+def _ids(partition: int, start: int, end: int) -> list[int]:
+    """Value i sits at offset i // 2 of partition i % 2."""
+    return [offset * 2 + partition for offset in range(start, end)]
+
+
+def _java_history(broker, tmp_path):
+    """Four Java commits: both tables committed; one table only; none; and one incomplete."""
+    topic, control, name = unique("src"), unique("control"), unique("java")
+    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap, control, partitions=2)
+    produce_round_robin(broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(2 * PER_PARTITION)], 2)
+    props = sink_props(name, topic, "db.a,db.b", tmp_path, **{"iceberg.control.topic": control})
+    catalog = load_catalog(props)
+    catalog.create_namespace_if_not_exists("db")
+    for table in ("db.a", "db.b"):
+        catalog.create_table(table, Schema(NestedField(1, "id", LongType(), required=False)))
+    java = JavaSink(broker.bootstrap, catalog, name, topic, control, ["db.a", "db.b"], workers={0: 1, 1: 0})
+
+    def commit(ranges, commit_to=(), complete=(0, 1)):
+        commit_id = java.start_commit()
+        files: dict[str, list] = {"db.a": [], "db.b": []}
+        for partition, (start, end) in ranges.items():
+            written = java.worker_round(commit_id, partition, start, end, _ids(partition, start, end),
+                                        complete=partition in complete)
+            for table, table_files in written.items():
+                files[table].extend(table_files)
+        for table in commit_to:
+            java.coordinator_commit(commit_id, table, files[table])
+        if commit_to:
+            java.commit_complete(commit_id)
+
+    commit({0: (0, 10), 1: (0, 8)}, commit_to=("db.a", "db.b"))
+    commit({0: (10, 20), 1: (8, 15)}, commit_to=("db.a",))  # the coordinator failed on db.b
+    commit({0: (20, 25), 1: (15, 22)})  # complete, but the connector stopped before the coordinator committed
+    commit({0: (25, 30), 1: (22, 28)}, complete=(0,))  # incomplete: the worker of partition 1 never finished
+    return props, topic, java
+
+
+def test_the_plan_finishes_complete_commits_per_table_and_leaves_the_incomplete_one(kafka_broker, tmp_path):
+    props, topic, java = _java_history(kafka_broker, tmp_path)
+    config = SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap})
+    catalog = load_catalog(props)
+    conf = {"bootstrap.servers": kafka_broker.bootstrap}
+    # the Java sink's group is ahead of the tables: starting there would skip records
+    assert read_group_offsets(conf, config.group_id, [(topic, 0), (topic, 1)]) == {(topic, 0): 30, (topic, 1): 22}
+    takeover = plan(catalog, config, conf, [(topic, 0), (topic, 1)])
+    assert takeover.resume == {(topic, 0): 25, (topic, 1): 22}
+    # commit 1 is in both tables (not even read again); commit 2 only in db.a; commit 3 in neither
+    assert [sorted(c.tables) for c in takeover.commits] == [["db.a", "db.b"], ["db.a", "db.b"]]
+    second, third = takeover.commits
+    assert second.tables["db.a"] == [] and second.already_held["db.a"] == 2
+    assert len(second.tables["db.b"]) == 2 and len(third.tables["db.a"]) == 2 and len(third.tables["db.b"]) == 2
+    assert sum(takeover.incomplete.values()) == 4  # 2 workers x 2 tables, never committed
+    assert "incomplete commit" in takeover.describe()
+
+
+def test_run_takes_over_and_the_tables_hold_the_topic_exactly(kafka_broker, spark, tmp_path):
+    props, topic, java = _java_history(kafka_broker, tmp_path)
+    run_until_caught_up(props, kafka_broker.bootstrap, spark)
+    expected = sorted(_ids(0, 0, PER_PARTITION) + _ids(1, 0, PER_PARTITION))
+    config = SinkConfig.parse(props)
+    for table_name in ("db.a", "db.b"):
+        counts = Counter(row["id"] for row in table_rows(props, table_name))
+        assert not {i: n for i, n in counts.items() if n > 1}, f"{table_name}: records twice"
+        assert sorted(counts) == expected, f"{table_name}: records missing"
+        table = load_catalog(props).load_table(table_name)
+        assert committed_offsets(table, config.group_id, None, java_keys(config)) == {
+            (topic, 0): PER_PARTITION, (topic, 1): PER_PARTITION}
+        # the Java key now says every complete commit is in the table: a rollback would not add them again
+        recorded = control_offsets(table, java_keys(config))[config.group_id]
+        assert all(recorded[p] >= o for p, o in java.committed_control["db.a"].items())
+    # a second run finds nothing to do and duplicates nothing
+    run_until_caught_up(props, kafka_broker.bootstrap, spark)
+    assert len(table_rows(props, "db.a")) == 2 * PER_PARTITION

@@ -24,7 +24,8 @@ table per commit, as Java would), recording the control-topic offsets merged
 by maximum (so a rollback to the Java sink does not commit them again) and the
 source offsets the complete commits cover (icefloe's own keys, from which the
 job then resumes), writes those source offsets to the static tables that got no
-files, and mirrors them to the connector's consumer group.
+files, and mirrors them to the connector's consumer groups (``connect-<name>``,
+and Tabular's ``cg-control-<name>``, which a Tabular connector reads first).
 
 Where each source partition resumes: the newest offset a complete commit
 recorded for it. A partition that no complete commit in the replayed window
@@ -67,6 +68,7 @@ from connector.takeover.events import (
     EventFormatError,
     decode_event,
 )
+from connector.takeover.groups import resume_groups
 
 log = logging.getLogger(__name__)
 
@@ -316,10 +318,11 @@ def apply(catalog, config: SinkConfig, client_conf: Mapping[str, object], takeov
         if name in touched or not catalog.table_exists(name):
             continue
         commit_table(catalog, config, name, [], takeover.resume, f"takeover-{uuid.uuid4()}", None)
-    try:
-        commit_group_offsets(client_conf, config.group_id, takeover.resume)
-    except Exception as exc:  # noqa: BLE001 - the tables already hold the positions
-        log.warning("Could not set consumer group %s to the takeover's offsets: %s", config.group_id, exc)
+    for group in resume_groups(config):  # Tabular's group too: it is read first
+        try:
+            commit_group_offsets(client_conf, group, takeover.resume)
+        except Exception as exc:  # noqa: BLE001 - the tables already hold the positions
+            log.warning("Could not set consumer group %s to the takeover's offsets: %s", group, exc)
 
 
 def _data_file(table, info: DataFileInfo) -> DataFile:

@@ -65,10 +65,11 @@ class JavaSink:
     clock: itertools.count = field(default_factory=lambda: itertools.count(1_700_000_000_000_000, 1000))
     positions: dict[int, int] = field(default_factory=dict)  # control partition → next offset
     committed_control: dict[str, dict[int, int]] = field(default_factory=dict)
+    tabular: bool = False  # Tabular's sink: events and snapshot keys of cg-control-<name>, offsets in both groups
 
     @property
     def group(self) -> str:
-        return f"connect-{self.name}"
+        return f"cg-control-{self.name}" if self.tabular else f"connect-{self.name}"
 
     def _send(self, partition: int, payload) -> int:
         event = Event(uuid.uuid4(), payload_type(payload), next(self.clock), self.group, payload)
@@ -107,7 +108,9 @@ class JavaSink:
         if complete:
             self._send(control, DataComplete(commit_id, [
                 TopicPartitionOffset(self.source_topic, partition, end, 1_700_000_000_000_000 + end)]))
-            commit_group_offsets({"bootstrap.servers": self.bootstrap}, self.group, {(self.source_topic, partition): end})
+            conf = {"bootstrap.servers": self.bootstrap}
+            for group in {self.group, f"connect-{self.name}"}:
+                commit_group_offsets(conf, group, {(self.source_topic, partition): end})
         return written
 
     def coordinator_commit(self, commit_id: uuid.UUID, table_name: str, files: list) -> None:

@@ -28,18 +28,24 @@ def _ids(partition: int, start: int, end: int) -> list[int]:
     return [offset * 2 + partition for offset in range(start, end)]
 
 
-def _java_history(broker, tmp_path):
+TABULAR = "io.tabular.iceberg.connect.IcebergSinkConnector"
+
+
+def _java_history(broker, tmp_path, tabular=False):
     """Four Java commits: both tables committed; one table only; none; and one incomplete."""
     topic, control, name = unique("src"), unique("control"), unique("java")
     create_topic(broker.bootstrap, topic, partitions=2)
     create_topic(broker.bootstrap, control, partitions=2)
     produce_round_robin(broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(2 * PER_PARTITION)], 2)
     props = sink_props(name, topic, "db.a,db.b", tmp_path, **{"iceberg.control.topic": control})
+    if tabular:
+        props["connector.class"] = TABULAR
     catalog = load_catalog(props)
     catalog.create_namespace_if_not_exists("db")
     for table in ("db.a", "db.b"):
         catalog.create_table(table, Schema(NestedField(1, "id", LongType(), required=False)))
-    java = JavaSink(broker.bootstrap, catalog, name, topic, control, ["db.a", "db.b"], workers={0: 1, 1: 0})
+    java = JavaSink(broker.bootstrap, catalog, name, topic, control, ["db.a", "db.b"], workers={0: 1, 1: 0},
+                    tabular=tabular)
 
     def commit(ranges, commit_to=(), complete=(0, 1)):
         commit_id = java.start_commit()
@@ -79,8 +85,9 @@ def test_the_plan_finishes_complete_commits_per_table_and_leaves_the_incomplete_
     assert "incomplete commit" in takeover.describe()
 
 
-def test_run_takes_over_and_the_tables_hold_the_topic_exactly(kafka_broker, spark, tmp_path):
-    props, topic, java = _java_history(kafka_broker, tmp_path)
+@pytest.mark.parametrize("tabular", [False, True], ids=["apache", "tabular"])
+def test_run_takes_over_and_the_tables_hold_the_topic_exactly(kafka_broker, spark, tmp_path, tabular):
+    props, topic, java = _java_history(kafka_broker, tmp_path, tabular)
     run_until_caught_up(props, kafka_broker.bootstrap, spark)
     expected = sorted(_ids(0, 0, PER_PARTITION) + _ids(1, 0, PER_PARTITION))
     config = SinkConfig.parse(props)
@@ -92,7 +99,7 @@ def test_run_takes_over_and_the_tables_hold_the_topic_exactly(kafka_broker, spar
         assert committed_offsets(table, config.group_id, None, java_keys(config)) == {
             (topic, 0): PER_PARTITION, (topic, 1): PER_PARTITION}
         # the Java key now says every complete commit is in the table: a rollback would not add them again
-        recorded = control_offsets(table, java_keys(config))[config.group_id]
+        recorded = control_offsets(table, java_keys(config))[java.group]
         assert all(recorded[p] >= o for p, o in java.committed_control["db.a"].items())
     # a second run finds nothing to do and duplicates nothing
     run_until_caught_up(props, kafka_broker.bootstrap, spark)

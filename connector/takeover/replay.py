@@ -23,9 +23,12 @@ commits and are not committed: their records are read again.
 table per commit, as Java would), recording the control-topic offsets merged
 by maximum (so a rollback to the Java sink does not commit them again) and the
 source offsets the complete commits cover (icefloe's own keys, from which the
-job then resumes), writes those source offsets to the static tables that got no
-files, and mirrors them to the connector's consumer groups (``connect-<name>``,
-and Tabular's ``cg-control-<name>``, which a Tabular connector reads first).
+job then resumes). A last snapshot per table records those source offsets
+(for the static tables that got no files, too) and raises the control-topic
+key to the end of what was read, so that a rollback to the Java sink adds
+neither these commits nor the abandoned incomplete one again; then it mirrors
+them to the connector's consumer groups (``connect-<name>``, and Tabular's
+``cg-control-<name>``, which a Tabular connector reads first).
 
 Where each source partition resumes: the newest offset a complete commit
 recorded for it. A partition that no complete commit in the replayed window
@@ -104,6 +107,7 @@ class TakeoverPlan:
     incomplete: dict[str, int]  # commit id → files not committed
     resume: dict[TopicPartition, int]
     events: int = 0
+    groups: list[str] = field(default_factory=list)  # the Java groups whose events were read
 
     @property
     def found_events(self) -> bool:
@@ -178,8 +182,9 @@ def plan(catalog, config: SinkConfig, client_conf: Mapping[str, object],
     if not partitions:
         return TakeoverPlan(topic, {}, {}, [], {}, {})
     held = {name: _table_state(catalog, config, name) for name in config.iceberg.tables}
+    committed_only = {**client_conf, "isolation.level": "read_committed"}  # the end: the last stable offset
     first = earliest_offsets(client_conf, partitions)
-    end = end_offsets(client_conf, partitions)
+    end = end_offsets(committed_only, partitions)
     start: dict[int, int] = {}
     for tp in partitions:
         recorded = [offsets[tp[1]] for state in held.values() if state for offsets in state[1].values()
@@ -226,7 +231,7 @@ def plan(catalog, config: SinkConfig, client_conf: Mapping[str, object],
             "since the tables' control-topic offsets says where those partitions stood before it. Set their "
             f"offsets in the consumer group {config.group_id} and run with icefloe.takeover=none.")
     return TakeoverPlan(topic, start, {p: end[(topic, p)] for p in start}, commits, incomplete, resume,
-                        events=len(envelopes))
+                        events=len(envelopes), groups=sorted({e.event.group_id for e in envelopes}))
 
 
 def _table_state(catalog, config: SinkConfig, name: str):
@@ -312,12 +317,26 @@ def apply(catalog, config: SinkConfig, client_conf: Mapping[str, object], takeov
                                            java_control_properties(table, java, branch))
             touched.add(name)
             log.info("Takeover: committed %d file(s) of Java commit %s to %s", len(infos), commit.commit_id, name)
+    # Every table: the source offsets it resumes from, and the Java key raised to the end of what was
+    # read, so that a rollback to the Java sink adds neither these commits nor the abandoned incomplete
+    # one (whose records icefloe reads again) to the table.
+    for name in sorted(set(config.iceberg.tables) | touched):
+        if not catalog.table_exists(name):
+            continue
+        table = catalog.load_table(name)
+        branch = config.iceberg.table_config(name).commit_branch
+        held_control = control_offsets(table, java, branch)
+        extra = {}
+        for group in takeover.groups:
+            merged = dict(held_control.get(group, {}))
+            for p, o in takeover.control_end.items():
+                merged[p] = max(o, merged.get(p, o))
+            extra[offsets_key(takeover.control_topic, group)] = json.dumps(
+                {str(p): o for p, o in sorted(merged.items())}, separators=(",", ":"))
+        commit_table(catalog, config, name, [], takeover.resume, f"takeover-{uuid.uuid4()}", None, extra,
+                     fence=fence if name in touched else None)
     if not takeover.resume:
         return
-    for name in config.iceberg.tables:
-        if name in touched or not catalog.table_exists(name):
-            continue
-        commit_table(catalog, config, name, [], takeover.resume, f"takeover-{uuid.uuid4()}", None)
     for group in resume_groups(config):  # Tabular's group too: it is read first
         try:
             commit_group_offsets(client_conf, group, takeover.resume)

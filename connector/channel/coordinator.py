@@ -2,8 +2,8 @@
 
 It runs on the driver. A cycle is: decide where each source partition resumes
 (from the tables' snapshot summaries — the source of truth — then the
-connector's consumer group for a migration from Kafka Connect, then the log
-start), run the tasks over the ranges up to the end offsets, create or evolve
+connector's consumer group for a migration from Kafka Connect, then
+``auto.offset.reset``), run the tasks over the ranges up to the end offsets, create or evolve
 tables the tasks asked for and re-run what they left unfinished, then make one
 Iceberg commit per table carrying the data files of all tasks and the next
 offsets, and finally mirror those offsets to the ``connect-<name>`` group.
@@ -28,7 +28,8 @@ from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
-from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
+from connector.kafka.offset_reset import reset_offsets
+from connector.kafka.offsets import OffsetRange, TopicPartition, plan_ranges
 from connector.takeover.groups import resume_groups
 from connector.takeover.replay import take_over_if_needed
 
@@ -96,6 +97,7 @@ class Coordinator:
         self.cycle_number = 0
         self._last_committed: dict[TopicPartition, int] = {}
         self._committed_tables: set[str] = set()  # noted by each cycle's fence
+        self._reset_positions: dict[TopicPartition, int] = {}
         self.takeover_checked = False  # the Java sink's control topic is looked at once, before the first cycle
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
@@ -109,7 +111,7 @@ class Coordinator:
     # --- where to resume --------------------------------------------------------------
 
     def start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """Resume positions: the tables' offsets first, then the consumer group, then the log start."""
+        """Resume positions: the tables' offsets first, then the consumer group(s), then ``auto.offset.reset``."""
         partitions = list(partitions)
         if not self.takeover_checked:
             self.takeover_checked = True
@@ -121,7 +123,10 @@ class Coordinator:
             if missing:
                 from_group.update(read_group_offsets(self.client_conf, group, missing))
                 missing = [tp for tp in missing if tp not in from_group]
-        from_log = earliest_offsets(self.client_conf, missing) if missing else {}
+        # auto.offset.reset (earliest, latest or none), resolved once per partition, as a consumer does
+        self._reset_positions.update(reset_offsets(self.client_conf,
+                                                   [tp for tp in missing if tp not in self._reset_positions]))
+        from_log = {tp: self._reset_positions[tp] for tp in missing}
         start = {**from_log, **from_group, **from_tables}
         for tp, offset in self._last_committed.items():  # cycles that wrote no files still moved on
             if tp in start:

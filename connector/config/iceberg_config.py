@@ -58,6 +58,13 @@ ICEBERG_CONFIG = (
     .define("iceberg.connect.group-id", ConfigType.STRING, None, importance="low",
             doc="consumer group whose offsets mirror the table's, and the suffix of the snapshot offset "
                 "keys; unset: `connect-<name>`")
+    .define("iceberg.tables.cdc-field", ConfigType.STRING, None, importance="medium",
+            doc="Tabular's sink only (a field whose first letter marks a record as insert, update or "
+                "delete). icefloe has no upsert or delete writes yet, so a config that sets it fails "
+                "validation rather than turning updates and deletes into appends")
+    .define("iceberg.tables.upsert-mode-enabled", ConfigType.BOOLEAN, False, importance="medium",
+            doc="Tabular's sink only (every record replaces the row with its id columns). Not supported yet: "
+                "`true` fails validation rather than appending duplicates")
     .define("iceberg.hadoop-conf-dir", ConfigType.STRING, None, importance="medium", doc="accepted")
     .define("iceberg.coordinator.transactional.prefix", ConfigType.STRING, "", importance="low",
             doc="accepted")
@@ -144,6 +151,13 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
                               "(iceberg.tables.route-field)")
     if not tables and not dynamic:
         raise ConfigException("Must specify table name(s) (iceberg.tables)")
+    if values["iceberg.tables.cdc-field"]:
+        raise ConfigException("iceberg.tables.cdc-field", values["iceberg.tables.cdc-field"],
+                              "CDC writes (updates and deletes) are not supported by icefloe yet; refusing to "
+                              "write them as appends. Remove the key to append every record")
+    if values["iceberg.tables.upsert-mode-enabled"]:
+        raise ConfigException("iceberg.tables.upsert-mode-enabled", "true",
+                              "upsert mode is not supported by icefloe yet; refusing to append duplicates instead")
     overrides = _table_overrides(props)
     for table, own in overrides.items():
         if "route-regex" in own:

@@ -5,6 +5,7 @@
     icefloe validate CONFIG.json [--worker worker.properties]
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
     icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
+    icefloe migrate --from-connect URL --connector NAME [--worker FILE] [--dry-run] [--to URL] ...
 
 Exit codes: 0 success, 1 the job failed (the message names the record or
 table), 2 the configuration is invalid (the message names the key).
@@ -37,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
         from connector.deploy import deploy
 
         return deploy(args)
+    if args.command == "migrate":
+        from connector.takeover.migrate import migrate
+
+        _configure_logging(args, None)
+        return migrate(args)
     console = _terminal(args)
     _configure_logging(args, console)
     try:
@@ -179,6 +185,7 @@ def _parser() -> argparse.ArgumentParser:
                                  help="serve Prometheus metrics of this job on http://0.0.0.0:PORT/metrics")
     _serve_parser(sub)
     _deploy_parser(sub)
+    _migrate_parser(sub)
     return parser
 
 
@@ -203,6 +210,12 @@ def _deploy_parser(sub) -> None:
                         help="delete connectors on the worker that none of the PATHs defines")
     deploy.add_argument("--timeout", type=float, default=120.0,
                         help="seconds to wait for each connector and its tasks to be RUNNING")
+
+
+def _migrate_parser(sub) -> None:
+    from connector.takeover.migrate import add_parser
+
+    add_parser(sub)
 
 
 if __name__ == "__main__":

@@ -50,3 +50,18 @@ def test_dry_run_prints_the_plan_and_changes_nothing_then_migrate_takes_over(kaf
         counts = Counter(row["id"] for row in table_rows(props, table_name))
         assert sorted(counts) == expected and max(counts.values()) == 1
     assert json.loads(out.strip().splitlines()[-1])["connector"] == name
+
+
+def test_migrate_to_an_icefloe_worker_puts_the_config_there(kafka_broker, tmp_path, capsys):
+    props, topic, _ = _java_history(kafka_broker, tmp_path)
+    name = props["name"]
+    config = {k: v for k, v in props.items() if k != "name"}
+    source, target = FakeWorker(configs={name: config}), FakeWorker()
+    with RunningFake(source) as connect, RunningFake(target) as icefloe:
+        assert main(["migrate", "--from-connect", connect.url, "--connector", name, "--to", icefloe.url,
+                     "--bootstrap-servers", kafka_broker.bootstrap]) == 0
+    out = capsys.readouterr().out
+    assert f"Started {name} on {icefloe.url}" in out
+    assert {k: v for k, v in target.configs[name].items() if k != "name"} == config
+    # the takeover already finished the Java sink's complete commits: the worker resumes from the tables
+    assert len(table_rows(props, "db.b")) == 25 + 22

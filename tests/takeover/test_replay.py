@@ -108,3 +108,26 @@ def test_run_takes_over_and_the_tables_hold_the_topic_exactly(kafka_broker, spar
     # a second run finds nothing to do and duplicates nothing
     run_until_caught_up(props, kafka_broker.bootstrap, spark)
     assert len(table_rows(props, "db.a")) == 2 * PER_PARTITION
+
+
+def test_takeover_none_resumes_from_the_group_and_reads_no_control_topic(kafka_broker, tmp_path):
+    props, topic, _ = _java_history(kafka_broker, tmp_path)
+    from connector.job import SinkJob
+
+    config = SinkConfig.parse({**props, "icefloe.takeover": "none"}, {"bootstrap.servers": kafka_broker.bootstrap})
+    job = SinkJob(config, runner=None, default_parallelism=1, until_caught_up=True)  # type: ignore[arg-type]
+    # the group the Java workers left: partition 0 is 5 records ahead of the last complete commit
+    assert job.coordinator.start_offsets([(topic, 0), (topic, 1)]) == {(topic, 0): 30, (topic, 1): 22}
+    assert len(table_rows(props, "db.b")) == 18  # nothing committed
+
+
+def test_a_forced_takeover_on_every_start_adds_nothing_twice(kafka_broker, tmp_path):
+    props, topic, _ = _java_history(kafka_broker, tmp_path)
+    from connector.job import SinkJob
+
+    config = SinkConfig.parse({**props, "icefloe.takeover": "control-topic"},
+                              {"bootstrap.servers": kafka_broker.bootstrap})
+    for _ in range(2):
+        job = SinkJob(config, runner=None, default_parallelism=1, until_caught_up=True)  # type: ignore[arg-type]
+        assert job.coordinator.start_offsets([(topic, 0), (topic, 1)]) == {(topic, 0): 25, (topic, 1): 22}
+        assert sorted(r["id"] for r in table_rows(props, "db.b")) == sorted(_ids(0, 0, 25) + _ids(1, 0, 22))

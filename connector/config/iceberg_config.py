@@ -53,8 +53,12 @@ ICEBERG_CONFIG = (
             doc="accepted")
     .define("iceberg.control.commit.interval-ms", ConfigType.INT, DEFAULT_COMMIT_INTERVAL_MS, at_least(1),
             "medium", "streaming mode: start a commit cycle this often")
-    .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, importance="medium", doc="accepted")
-    .define("iceberg.control.commit.threads", ConfigType.INT, 0, importance="medium", doc="accepted")
+    .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, importance="medium",
+            doc="accepted and ignored: the Java coordinator's wait for its workers before a partial commit; "
+                "an icefloe cycle commits once all its tasks finished, and a failed task fails the cycle")
+    .define("iceberg.control.commit.threads", ConfigType.INT, 0, importance="medium",
+            doc="accepted and ignored (the Java sink's default is 2 × the cores); icefloe commits the "
+                "tables one after another")
     .define("iceberg.connect.group-id", ConfigType.STRING, None, importance="low",
             doc="consumer group whose offsets mirror the table's, and the suffix of the snapshot offset "
                 "keys; unset: `connect-<name>`")

@@ -60,6 +60,7 @@ from connector.channel.offsets import (
     offsets_key,
 )
 from connector.config.sink_config import SinkConfig
+from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, end_offsets
 from connector.kafka.range_reader import read_range
 from connector.kafka.topics import resolve_partitions
@@ -69,6 +70,7 @@ from connector.takeover.events import (
     DataWritten,
     Event,
     EventFormatError,
+    StartCommit,
     decode_event,
 )
 from connector.takeover.groups import resume_groups
@@ -185,11 +187,21 @@ def plan(catalog, config: SinkConfig, client_conf: Mapping[str, object],
     committed_only = {**client_conf, "isolation.level": "read_committed"}  # the end: the last stable offset
     first = earliest_offsets(client_conf, partitions)
     end = end_offsets(committed_only, partitions)
+    # The Java coordinator resumes from its "<group>-coord" group and filters per table; read from the
+    # lowest control offset a table records, or from that group where a table records none.
+    coord: dict[TopicPartition, int] = {}
+    for group in java.groups:
+        for tp, position_ in read_group_offsets(client_conf, f"{group}-coord", partitions).items():
+            coord[tp] = min(position_, coord.get(tp, position_))
     start: dict[int, int] = {}
     for tp in partitions:
         recorded = [offsets[tp[1]] for state in held.values() if state for offsets in state[1].values()
                     if tp[1] in offsets]
-        start[tp[1]] = max(first[tp], min(recorded)) if recorded else first[tp]
+        lacking = any(state and not any(tp[1] in offsets for offsets in state[1].values())
+                      for state in held.values())
+        if lacking or not recorded:
+            recorded.append(coord.get(tp, first[tp]))
+        start[tp[1]] = max(first[tp], min(recorded))
     ranges = [OffsetRange(topic, p, start[p], end[(topic, p)]) for p in sorted(start) if end[(topic, p)] > start[p]]
     envelopes = read_events(client_conf, java.groups, ranges)
 
@@ -199,10 +211,13 @@ def plan(catalog, config: SinkConfig, client_conf: Mapping[str, object],
     done: set[uuid.UUID] = set()
     position = dict(start)
     resume: dict[TopicPartition, int] = {}
+    started: dict[uuid.UUID, int] = {}  # commit id → order of its StartCommit
     for envelope in envelopes:
         position[envelope.partition] = max(position.get(envelope.partition, 0), envelope.offset + 1)
         payload = envelope.event.payload
-        if isinstance(payload, DataWritten):
+        if isinstance(payload, StartCommit):
+            started.setdefault(payload.commit_id, len(started))
+        elif isinstance(payload, DataWritten):
             buffer.append(envelope)
         elif isinstance(payload, DataComplete) and payload.commit_id not in done:
             covered = coverage.setdefault(payload.commit_id, {})
@@ -213,9 +228,12 @@ def plan(catalog, config: SinkConfig, client_conf: Mapping[str, object],
                 for tp, (offset, _) in covered.items():
                     if offset is not None and tp in expected:
                         resume[tp] = max(offset, resume.get(tp, offset))
-                commits.append(_planned(catalog, config, held, envelope.event.group_id, payload.commit_id, buffer,
-                                        dict(position), dict(resume), covered))
-                buffer = []
+                # the buffer, as Java commits it: late files of older commits too, never a later commit's
+                later = [e for e in buffer if _later(e, started, started.get(payload.commit_id, -1))]
+                commits.append(_planned(catalog, config, held, envelope.event.group_id, payload.commit_id,
+                                        [e for e in buffer if e not in later], dict(position), dict(resume),
+                                        covered))
+                buffer = later
     incomplete: dict[str, int] = {}
     for envelope in buffer:
         payload = envelope.event.payload
@@ -232,6 +250,12 @@ def plan(catalog, config: SinkConfig, client_conf: Mapping[str, object],
             f"offsets in the consumer group {config.group_id} and run with icefloe.takeover=none.")
     return TakeoverPlan(topic, start, {p: end[(topic, p)] for p in start}, commits, incomplete, resume,
                         events=len(envelopes), groups=sorted({e.event.group_id for e in envelopes}))
+
+
+def _later(envelope: Envelope, started: Mapping[uuid.UUID, int], order: int) -> bool:
+    """Whether ``envelope`` belongs to a commit started after the one of ``order``."""
+    written = envelope.event.payload
+    return isinstance(written, DataWritten) and started.get(written.commit_id, -1) > order
 
 
 def _table_state(catalog, config: SinkConfig, name: str):

@@ -131,3 +131,44 @@ def test_a_forced_takeover_on_every_start_adds_nothing_twice(kafka_broker, tmp_p
         job = SinkJob(config, runner=None, default_parallelism=1, until_caught_up=True)  # type: ignore[arg-type]
         assert job.coordinator.start_offsets([(topic, 0), (topic, 1)]) == {(topic, 0): 25, (topic, 1): 22}
         assert sorted(r["id"] for r in table_rows(props, "db.b")) == sorted(_ids(0, 0, 25) + _ids(1, 0, 22))
+
+
+def _setup(broker, tmp_path):
+    topic, control, name = unique("src"), unique("control"), unique("java")
+    create_topic(broker.bootstrap, topic, partitions=2)
+    create_topic(broker.bootstrap, control, partitions=2)
+    produce_round_robin(broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(2 * PER_PARTITION)], 2)
+    props = sink_props(name, topic, "db.a,db.b", tmp_path, **{"iceberg.control.topic": control})
+    catalog = load_catalog(props)
+    catalog.create_namespace_if_not_exists("db")
+    for table in ("db.a", "db.b"):
+        catalog.create_table(table, Schema(NestedField(1, "id", LongType(), required=False)))
+    java = JavaSink(broker.bootstrap, catalog, name, topic, control, ["db.a", "db.b"], workers={0: 1, 1: 0})
+    config = SinkConfig.parse(props, {"bootstrap.servers": broker.bootstrap})
+    return props, topic, java, catalog, config
+
+
+def test_a_table_the_java_sink_never_committed_to_gets_every_complete_commit(kafka_broker, tmp_path):
+    props, topic, java, catalog, config = _setup(kafka_broker, tmp_path)
+    for start, end in ((0, 10), (10, 20)):
+        commit_id = java.start_commit()
+        files = [f for p in (0, 1) for f in java.worker_round(commit_id, p, start, end, _ids(p, start, end))["db.a"]]
+        java.coordinator_commit(commit_id, "db.a", files)  # db.b failed every time: it has no Java key
+    takeover = plan(catalog, config, {"bootstrap.servers": kafka_broker.bootstrap}, [(topic, 0), (topic, 1)])
+    assert [len(c.tables["db.b"]) for c in takeover.commits] == [2, 2]
+    assert [c.tables["db.a"] for c in takeover.commits] == [[], []]
+    assert takeover.resume == {(topic, 0): 20, (topic, 1): 20}
+
+
+def test_files_of_a_later_commit_met_before_the_earlier_completes_wait_for_their_own(kafka_broker, tmp_path):
+    props, topic, java, catalog, config = _setup(kafka_broker, tmp_path)
+    first = java.start_commit()
+    java.worker_round(first, 0, 0, 10, _ids(0, 0, 10))
+    second = java.start_commit()  # met before the first commit is complete (clocks, interleaving)
+    java.worker_round(second, 0, 10, 20, _ids(0, 10, 20))
+    java.worker_round(first, 1, 0, 10, _ids(1, 0, 10))  # the first commit is complete here
+    takeover = plan(catalog, config, {"bootstrap.servers": kafka_broker.bootstrap}, [(topic, 0), (topic, 1)])
+    assert [c.commit_id for c in takeover.commits] == [first]
+    assert len(takeover.commits[0].tables["db.a"]) == 2  # not the second commit's file
+    assert takeover.incomplete == {str(second): 2}
+    assert takeover.resume == {(topic, 0): 10, (topic, 1): 10}

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from pyiceberg.exceptions import CommitFailedException
 
 from connector.api.errors import ConnectException
+from connector.channel.branches import append_files
 from connector.channel.fencing import Fence
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import (
@@ -159,10 +160,7 @@ def _append(table, config: SinkConfig, branch: str, data_files: list, covered: M
         props[offsets_reset_key(config.group_id)] = "true"
     props.update(java_props)
     props.update(extra_properties or {})
-    with table.transaction() as transaction:
-        with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
-            for data_file in data_files:
-                append.append_data_file(data_file)
+    append_files(table, branch, props, data_files)  # a branch of a table without snapshots too
     head = branch_head(table, branch)
     assert head is not None, "the append just made a snapshot"
     return head.snapshot_id

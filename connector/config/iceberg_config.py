@@ -19,11 +19,14 @@ ICEBERG_CONFIG = (
             doc="destination tables (`ns.table`, comma-separated). Without a route field every record "
                 "goes to every table")
     .define("iceberg.tables.dynamic-enabled", ConfigType.BOOLEAN, False, importance="medium",
-            doc="route each record to the table named by its `route-field` value (lower-cased)")
+            doc="route each record to the table named by its `route-field` value (lower-cased). Without "
+                "`auto-create-enabled`, a record routed to a table that does not exist is skipped, as the Java "
+                "sink does, and counted in a warning (at most once a minute per table and task)")
     .define("iceberg.tables.route-field", ConfigType.STRING, None, importance="medium",
             doc="field (dotted path into nested structs/maps) holding the routing value")
     .define("iceberg.tables.default-commit-branch", ConfigType.STRING, None, importance="medium",
-            doc="branch the commits go to; unset: `main`")
+            doc="branch the commits go to; unset: `main`. The first commit creates the branch, also on a "
+                "table without snapshots (then `main` stays empty, as with the Java sink)")
     .define("iceberg.tables.default-id-columns", ConfigType.STRING, None, importance="medium",
             doc="accepted (identifier columns, comma-separated; the writer is append-only, as Apache's sink)")
     .define("iceberg.tables.default-partition-by", ConfigType.STRING, None, importance="medium",

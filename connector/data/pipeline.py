@@ -355,10 +355,13 @@ class TaskPipeline:
     def _open(self, table_name: str, rows: TableRows, needs: SchemaNeeds, may_ask: bool) -> TableState | None:
         if not may_ask:
             state = self.tables.existing(table_name)
+            if state is None and table_name in self.tables.missing:  # skipped (dynamic, no auto-create)
+                self.tables.missing.skip(table_name, len(rows))
+                return None
             if state is None:
                 raise Declined("table to create")
             return state
-        return self.tables.open(table_name, lambda: _sample(rows), needs)
+        return self.tables.open(table_name, lambda: _sample(rows), needs, len(rows))
 
     def _convert(self, state: TableState, rows: TableRows) -> tuple[pa.Table | None, Any]:
         """(the rows in the table's schema, None) or (None, the schema updates they need)."""

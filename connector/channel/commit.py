@@ -24,7 +24,7 @@ from pyiceberg.exceptions import CommitFailedException
 
 from connector.api.errors import ConnectException
 from connector.channel.branches import append_files
-from connector.channel.fencing import Fence
+from connector.channel.fencing import Fence, offsets_written_ms
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import (
     branch_head,
@@ -153,7 +153,8 @@ def _append(table, config: SinkConfig, branch: str, data_files: list, covered: M
     previous = committed_offsets(table, config.group_id, branch, java)
     java_props = java_control_properties(table, java, branch)
     if fence is not None:
-        fence.check(table_name, previous, java_props, covered)
+        fence.check(table_name, previous, java_props, covered,
+                    offsets_written_ms(table, config.group_id, branch) if previous else None)
     offsets = _next_offsets(previous, covered, rewind)
     props = summary_properties(offsets, config.group_id, commit_id, valid_through)
     if not offsets:

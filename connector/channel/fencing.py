@@ -8,7 +8,10 @@ with that note, for the partitions the cycle covers:
 
 * a noted table must hold exactly the noted offsets and Java keys;
 * a table not noted (created during the cycle, or a dynamic table first met)
-  must hold nothing at or beyond where the cycle started reading.
+  must hold nothing beyond where the cycle started reading — unless the
+  snapshot that recorded its offsets is older than the cycle (the tasks, which
+  open a table after the cycle starts, saw those offsets and skipped what they
+  cover).
 
 Otherwise another writer — a second icefloe job of the same connector, a Java
 sink that was not stopped — committed part of what this cycle read, and the
@@ -23,6 +26,7 @@ This is the guarantee Apache's sink gives from 1.11 ("stale offsets").
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -48,10 +52,14 @@ class Fence:
 
     start: dict[TopicPartition, int]
     tables: dict[str, TableNote] = field(default_factory=dict)
+    started_ms: int = field(default_factory=lambda: int(time.time() * 1000))
 
     def check(self, table_name: str, found_source: Mapping[TopicPartition, int], found_java: Mapping[str, str],
-              covered: Iterable[TopicPartition]) -> None:
+              covered: Iterable[TopicPartition], offsets_written_ms: int | None = None) -> None:
+        """``offsets_written_ms``: when the snapshot that recorded ``found_source`` was committed."""
         note = self.tables.get(table_name)
+        if note is None and offsets_written_ms is not None and offsets_written_ms < self.started_ms:
+            note = TableNote(dict(found_source), dict(found_java))  # there before the cycle: seen by its tasks
         moved: list[str] = []
         for tp in sorted(covered):
             found = found_source.get(tp)
@@ -72,6 +80,20 @@ class Fence:
                 f"({'; '.join(moved)}). Another job of this connector, or a Kafka Connect sink that was not "
                 f"stopped, is writing to the table; stop it. Nothing of this cycle was committed to "
                 f"{table_name}; the next run resumes from the table's offsets.")
+
+
+def offsets_written_ms(table, group_id: str, branch: str | None) -> int | None:
+    """When the newest snapshot (on ``branch``) carrying offsets of ``group_id`` was committed."""
+    from pyiceberg.table.snapshots import ancestors_of
+
+    from connector.channel.offsets import OFFSETS_PREFIX, branch_head
+
+    suffix = "." + group_id
+    for snapshot in ancestors_of(branch_head(table, branch), table.metadata):
+        summary = snapshot.summary.additional_properties if snapshot.summary else {}
+        if any(k.startswith(OFFSETS_PREFIX) and k.endswith(suffix) for k in summary):
+            return snapshot.timestamp_ms
+    return None
 
 
 def _at(offset: int | None) -> str:

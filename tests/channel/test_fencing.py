@@ -117,3 +117,13 @@ def test_tabulars_control_group_key_is_recognised(tmp_path):
     assert java_snapshot_is_newest(table, config.group_id, java)
     assert committed_offsets(table, config.group_id, None, java) == {}
     assert control_offsets(table, java) == {"my-cg": {0: 2}}
+
+
+def test_an_unnoted_table_whose_offsets_predate_the_cycle_is_not_fenced(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "c1", None)
+    # a dynamic table met for the first time; the job started from a lagging group (offset 4)
+    fence = capture(catalog, config, [], {("t", 0): 4})
+    ours = _written(config, range(4, 12))  # the task skips 4..9, which the table holds
+    commit_table(catalog, config, "db.events", ours, {("t", 0): 12}, "c2", None, fence=fence)
+    assert sorted(r["id"] for r in catalog.load_table("db.events").scan().to_arrow().to_pylist()) == list(range(12))

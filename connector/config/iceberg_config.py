@@ -170,6 +170,10 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
         if "route-regex" in own:
             _check_regex(f"iceberg.table.{table}.route-regex", own["route-regex"])
     write_props = {**prefixed(props, "iceberg.table.write-props."), **prefixed(props, "iceberg.tables.write-props.")}
+    file_format = write_props.get("write.format.default", "parquet")
+    if file_format.strip().lower() != "parquet":
+        raise ConfigException("iceberg.tables.write-props.write.format.default", file_format,
+                              "icefloe writes Parquet data files only")
     return IcebergConfig(
         tables=tables,
         dynamic_enabled=dynamic,

@@ -181,7 +181,8 @@ class TableWriters:
             return
         data = pa.concat_tables(state.buffer)
         state.buffer, state.buffered_rows = [], 0
-        state.files.extend(write_data_files(state.table, data, task_id=self.task_id))
+        state.files.extend(write_data_files(state.table, data, task_id=self.task_id,
+                                            write_props=self.config.iceberg.write_props))
         state.rows_written += data.num_rows
 
     def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:

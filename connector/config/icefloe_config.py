@@ -10,6 +10,7 @@ from connector.api.config_def import ConfigDef, ConfigType, at_least
 COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
 TRANSIENT_RETRY_TIMEOUT = "icefloe.transient.retry-timeout-ms"
+DRIVER_MAX_RECORDS = "icefloe.driver.max-records"
 
 ICEFLOE_CONFIG = (
     ConfigDef()
@@ -24,6 +25,11 @@ ICEFLOE_CONFIG = (
             "300 ms up to `errors.retry.delay.max.ms`; past it without a success the job fails, naming "
             "the fault. `-1`: forever; `0`: fail at once. A re-run cycle resumes from the tables' "
             "offsets, so nothing is duplicated")
+    .define(DRIVER_MAX_RECORDS, ConfigType.LONG, 20_000, at_least(0), "medium",
+            "a commit cycle of at most this many source offsets runs its tasks in the driver process "
+            "instead of on Spark: a small backlog (`icefloe run` on a quiet topic) is committed without "
+            "waiting for the Spark session to start, and a quiet stream's cycles skip a Spark job's "
+            "scheduling. Larger cycles run on Spark. `0`: every cycle on Spark")
 )
 
 
@@ -31,6 +37,7 @@ ICEFLOE_CONFIG = (
 class IcefloeConfig:
     commit_max_records: int  # 0: unbounded
     transient_retry_timeout_ms: int = 300_000  # -1: forever
+    driver_max_records: int = 20_000  # 0: always on Spark
 
 
 def is_icefloe_key(key: str) -> bool:
@@ -40,4 +47,5 @@ def is_icefloe_key(key: str) -> bool:
 def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
     values = ICEFLOE_CONFIG.parse(props)
     return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
-                         transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT])
+                         transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT],
+                         driver_max_records=values[DRIVER_MAX_RECORDS])

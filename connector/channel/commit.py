@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from pyiceberg.exceptions import CommitFailedException
 
-from connector.api.errors import ConnectException
+from connector.api.errors import ConnectException, RetriableException
 from connector.channel.branches import append_files
 from connector.channel.fencing import Fence, offsets_written_ms
 from connector.channel.messages import TaskResult
@@ -136,7 +136,8 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
                                   extra_properties, rewind, fence, table_name)
         except CommitFailedException as exc:
             if attempt == COMMIT_ATTEMPTS:
-                raise ConnectException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
+                # contention, not a fault of this data: the job runs the cycle again (connector.channel.retry)
+                raise RetriableException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
             log.info("Commit to %s conflicted with another writer (%s); retrying", table_name, exc)
             time.sleep(pause)
             pause = min(pause * 2, longest)

@@ -27,6 +27,7 @@ def test_every_metric_is_documented_with_its_labels():
                                    snapshots={"db.t": 1}, next_offsets={("t", 0): 1},
                                    schema_changes={"db.t": {"create": 1}}, seconds=1.0), {("t", 0): 1})
     metrics.failed(ConnectException("boom"))
+    metrics.task_failed(0)
     exported: dict[str, set[str]] = {}
     for family in registry.collect():
         name = family.name + ("_total" if family.type == "counter" else "")

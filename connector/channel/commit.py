@@ -8,7 +8,10 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   per table, next offsets and newest timestamps per source partition;
 * :func:`commit_table` — one fast append per table with the offsets in the
   snapshot summary (never moving a table's offsets backwards), retried when
-  another writer committed to the branch in between.
+  another writer committed to the branch in between;
+* :func:`commit_rewrite` — one overwrite snapshot replacing data files by others holding the same
+  rows (table maintenance): no offsets in its summary, retried on a new head, given up (None) when
+  the files it replaces are gone or the branch keeps moving.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import CommitFailedException, ValidationException
 
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskResult
@@ -33,6 +36,7 @@ log = logging.getLogger(__name__)
 MAX_SCHEMA_ROUNDS = 20
 COMMIT_ATTEMPTS = 10
 COMMIT_BACKOFF_SECONDS = (0.1, 2.0)  # first and largest pause between attempts
+REWRITE_ATTEMPTS = 3
 
 Work = TypeVar("Work")
 
@@ -155,3 +159,32 @@ def _next_offsets(previous: dict[TopicPartition, int], covered: Mapping[TopicPar
         return {tp: offset for tp, offset in merged.items() if offset is not None}
     return {**previous, **{tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()
                            if offset is not None}}
+
+
+def commit_rewrite(catalog, config: SinkConfig, table_name: str, removed: list, added: list,
+                   properties: dict[str, str]) -> int | None:
+    """Replace ``removed`` data files by ``added`` (the same rows) in one overwrite snapshot; its id.
+
+    The snapshot carries ``properties`` and no offsets, so readers of the offsets walk back past it.
+    When another writer committed in between, it is tried again on the new head (its files stay);
+    None when it still fails after :data:`REWRITE_ATTEMPTS` attempts (e.g. a file it replaces was
+    removed meanwhile): nothing was committed and the caller drops ``added``.
+    """
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    for attempt in range(1, REWRITE_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            with table.transaction() as transaction:
+                with transaction.update_snapshot(snapshot_properties=properties, branch=branch).overwrite() as rewrite:
+                    for data_file in removed:
+                        rewrite.delete_data_file(data_file)
+                    for data_file in added:
+                        rewrite.append_data_file(data_file)
+        except (CommitFailedException, ValidationException) as exc:
+            log.info("Rewrite of %d file(s) of %s conflicted (attempt %d): %s", len(removed), table_name,
+                     attempt, exc)
+            continue
+        head = branch_head(table, branch)
+        assert head is not None, "the rewrite just made a snapshot"
+        return head.snapshot_id
+    return None

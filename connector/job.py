@@ -29,6 +29,7 @@ from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
 from connector.kafka.topics import resolve_partitions
+from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class SinkJob:
                                        max_tasks=self._max_tasks, split_large=until_caught_up,
                                        probe=probe_schema_needs)
         self._default_parallelism = default_parallelism
+        self.maintainer = Maintainer(config, self.coordinator.catalog, metrics=metrics)
 
     def _max_tasks(self) -> int:
         if not self.until_caught_up:
@@ -114,11 +116,13 @@ class SinkJob:
         summary = JobSummary()
         if self.until_caught_up:
             self.catch_up(self.targets(), summary)
+            self.maintainer.after_backfill(summary.cycles, stop=lambda: self.stop.requested)
             return summary
         interval = self.config.iceberg.commit_interval_ms / 1000
         while not self.stop.requested:
             began = time.monotonic()
             behind = self.catch_up(self.targets(), summary, cycles=1)
+            self.maintainer.between_cycles(summary.cycles, stop=lambda: self.stop.requested)
             if not behind:
                 self.stop.event.wait(max(0.0, interval - (time.monotonic() - began)))
         return summary

@@ -74,11 +74,21 @@ def plan(table: Table, branch: str | None, policy: TablePolicy) -> tuple[list[Gr
         return [], {}
     spec_id = table.metadata.default_spec_id
     by_path = {f.file_path: f for f in files}
-    candidates = [Candidate((f.spec_id, tuple(f.partition)), f.file_path, f.file_size_in_bytes)
+    candidates = [Candidate((f.spec_id, _values(f)), f.file_path, f.file_size_in_bytes)
                   for f in files if f.spec_id == spec_id]
     groups = plan_groups(candidates, target_size=policy.target_file_size, small_file_size=policy.small_file_size,
                          min_input_files=policy.min_input_files)
     return groups, by_path
+
+
+def _values(data_file: DataFile) -> tuple:
+    partition = data_file.partition
+    return tuple(partition[index] for index in range(len(partition)))
+
+
+def _partition_text(group: Group) -> str:
+    key: tuple = group.partition  # type: ignore[assignment]  # (spec id, values), as plan() builds it
+    return repr(key[1])
 
 
 def rewrite_group(table: Table, inputs: list[DataFile]) -> list[DataFile]:
@@ -101,19 +111,21 @@ def rewrite_group(table: Table, inputs: list[DataFile]) -> list[DataFile]:
 
 def compact(catalog, config, table_name: str, policy: TablePolicy, deadline: float,
             resume: Callable[[list[Group]], list[Group]] = lambda groups: groups,
-            on_progress: Callable[[int], None] | None = None) -> CompactionReport:
-    """Rewrite groups of ``table_name`` until done or ``deadline`` (time.monotonic()) passes.
+            on_progress: Callable[[int], None] | None = None,
+            clock: Callable[[], float] = time.monotonic) -> CompactionReport:
+    """Rewrite groups of ``table_name`` until done or ``deadline`` (of ``clock``) passes.
 
-    ``resume`` orders the planned groups (the runner starts after the partition it stopped at).
+    The first group is rewritten whatever the time, so every round makes progress even
+    when one group takes longer than the budget. ``resume`` orders the planned groups.
     """
-    began = time.monotonic()
+    began = clock()
     report = CompactionReport()
     branch = config.iceberg.table_config(table_name).commit_branch
     table = catalog.load_table(table_name)
     groups, by_path = plan(table, branch, policy)
     groups = resume(groups)
     for index, group in enumerate(groups):
-        if time.monotonic() >= deadline:
+        if index > 0 and clock() >= deadline:
             report.pending = len(groups) - index
             break
         inputs = [by_path[c.path] for c in group.files]
@@ -125,7 +137,7 @@ def compact(catalog, config, table_name: str, policy: TablePolicy, deadline: flo
             for data_file in added:
                 table.io.delete(data_file.file_path)
             log.info("Gave up compacting %d file(s) of %s partition %s this round", len(inputs), table_name,
-                     group.partition[1])
+                     _partition_text(group))
             continue
         report.groups += 1
         report.files_removed += len(inputs)
@@ -135,8 +147,8 @@ def compact(catalog, config, table_name: str, policy: TablePolicy, deadline: flo
         if on_progress is not None:
             on_progress(index + 1)
         log.info("Compacted %d file(s) (%d bytes) of %s partition %s into %d file(s) (%d bytes), snapshot %s",
-                 len(inputs), group.size, table_name, group.partition[1], len(added),
+                 len(inputs), group.size, table_name, _partition_text(group), len(added),
                  sum(f.file_size_in_bytes for f in added), snapshot)
         table = catalog.load_table(table_name)
-    report.seconds = time.monotonic() - began
+    report.seconds = clock() - began
     return report

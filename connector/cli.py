@@ -4,6 +4,7 @@
                             [--spark-conf KEY=VALUE ...] [--until-caught-up] [--metrics-port PORT]
     icefloe validate CONFIG.json [--worker worker.properties]
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
+    icefloe maintain CONFIG.json [--worker worker.properties] [--table NS.TABLE ...]
     icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
 
 Exit codes: 0 success, 1 the job failed (the message names the record or
@@ -37,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         from connector.deploy import deploy
 
         return deploy(args)
+    if args.command == "maintain":
+        from connector.maintenance.offline import maintain
+
+        return maintain(args)
     console = _terminal(args)
     _configure_logging(args, console)
     try:
@@ -179,6 +184,7 @@ def _parser() -> argparse.ArgumentParser:
                                  help="serve Prometheus metrics of this job on http://0.0.0.0:PORT/metrics")
     _serve_parser(sub)
     _deploy_parser(sub)
+    _maintain_parser(sub)
     return parser
 
 
@@ -203,6 +209,16 @@ def _deploy_parser(sub) -> None:
                         help="delete connectors on the worker that none of the PATHs defines")
     deploy.add_argument("--timeout", type=float, default=120.0,
                         help="seconds to wait for each connector and its tasks to be RUNNING")
+
+
+def _maintain_parser(sub) -> None:
+    maintain = sub.add_parser("maintain", help="run table maintenance once (compaction, snapshot expiry, "
+                                               "orphan files) for a stopped connector")
+    maintain.add_argument("config", help="connector config JSON (REST body or flat map)")
+    maintain.add_argument("--worker", help="Kafka Connect worker properties file (for config providers)")
+    maintain.add_argument("--table", action="append", default=[], metavar="NS.TABLE",
+                          help="a table to maintain besides the config's iceberg.tables (repeatable)")
+    maintain.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bar")
 
 
 if __name__ == "__main__":

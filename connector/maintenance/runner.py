@@ -77,6 +77,7 @@ class Maintainer:
         self.state = "idle"  # for the REST worker's status
         self.last_report: MaintenanceReport | None = None
         self._cycles_seen = 0
+        self.failures: list[str] = []  # "<table>: <step>" of steps that failed in the last round
 
     @property
     def enabled(self) -> bool:
@@ -113,6 +114,7 @@ class Maintainer:
         self.last_round = began
         deadline = float("inf") if budget_seconds is None else began + budget_seconds
         report = MaintenanceReport()
+        self.failures = []
         self.state = "running"
         steps = [(t, s) for t in range(len(self.tables)) for s in range(len(STEPS))]
         start = steps.index(self.cursor) if self.cursor in steps else 0
@@ -164,6 +166,7 @@ class Maintainer:
                 done.orphans_deleted = delete_orphans(self.catalog, table_name, policy.orphan_min_age_ms)
         except Exception:  # noqa: BLE001 - maintenance must never fail the job
             log.exception("Maintenance step %s of %s failed; the table is left as it is", step, table_name)
+            self.failures.append(f"{table_name}: {step}")
         return False
 
     def _describe(self, table_name: str, done: TableMaintenance) -> None:

@@ -92,3 +92,24 @@ def test_maintenance_switched_off_does_nothing(tmp_path):
     assert maintainer.between_cycles([]) is None
     assert maintainer.after_backfill([]) is None
     assert json.dumps(maintainer.state) == '"idle"'
+
+
+def test_icefloe_maintain_compacts_a_stopped_connectors_tables_offline(tmp_path, capsys):
+    from connector.cli import main
+    from tests.integration.harness import write_config_file
+
+    props = sink_props(unique("maint"), "t", "db.events", tmp_path,
+                       **{"icefloe.maintenance.compaction.min-input-files": "2"})
+    config = SinkConfig.parse(props)
+    catalog = load_catalog(config.props)
+    for n in range(4):
+        offsets = range(n * 2, n * 2 + 2)
+        commit_table(catalog, config, "db.events", write(config, offsets, [{"id": o} for o in offsets]),
+                     {("t", 0): offsets[-1] + 1}, f"c{n}", None)
+
+    assert main(["maintain", str(write_config_file(tmp_path / "sink.json", props)), "--quiet"]) == 0
+
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["tables"]["db.events"]["data_files"] == 1
+    assert out["tables"]["db.events"]["files_compacted"] == 4
+    assert committed_offsets(catalog.load_table("db.events"), config.group_id) == {("t", 0): 8}

@@ -23,6 +23,9 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              worker with 2 cores), against the same run on local[*]
   latency    continuous mode (`icefloe run`, commit interval 2 s) while 2,000 records/s
              arrive: time to the first visible commit, record-to-visible latency p50/p95
+  maintenance  streaming-sized commits with and without table maintenance, Kafka- and
+             Spark-free (tests/bench/maintenance.py): files, metadata size, scan time against
+             the same rows in one batch, commit latency p50/p99
 
 ``icefloe`` and ``smt3`` run ``ICEFLOE_BENCH_REPEAT`` times each, interleaved
 (so drift hits both alike); medians are reported, and the SMT cost is
@@ -34,7 +37,7 @@ on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
 (comma list of raw, hand-rolled, icefloe, smt3, avro, json-schemas, json-schema, cli, cluster, latency,
-pipeline),
+pipeline, maintenance), ICEFLOE_BENCH_MAINT_COMMITS (default 1800), ICEFLOE_BENCH_MAINT_ROWS (default 500),
 ICEFLOE_BENCH_REPEAT (default 3).
 """
 
@@ -333,11 +336,19 @@ def main() -> int:
                 latency = measure_continuous(broker.bootstrap, values)
     if not only or "pipeline" in only:
         results.update(measure_pipeline(values))
+    maintenance = None
+    if not only or "maintenance" in only:
+        from tests.bench.maintenance import measure_maintenance
+
+        maintenance = measure_maintenance()
     printed = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
         report(results)
         report_cli(memory, fixed)
         report_latency(latency)
+        from tests.bench.maintenance import report_maintenance
+
+        report_maintenance(maintenance)
     append_to_docs(printed.getvalue(), only)
     return 0
 

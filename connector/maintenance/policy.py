@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from connector.config.icefloe_config import MaintenanceConfig
+from connector.config.icefloe_config import (
+    COMPACTION_MIN_INPUT_FILES,
+    COMPACTION_SMALL_FILE_RATIO,
+    METADATA_DELETE_OLD,
+    ORPHAN_MIN_AGE_MS,
+    SNAPSHOT_MAX_AGE_MS,
+    SNAPSHOT_MIN_TO_KEEP,
+    MaintenanceConfig,
+)
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024  # Iceberg's default
@@ -38,11 +46,35 @@ def _bool(text: str) -> bool:
 
 
 def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> TablePolicy:
+    """The policy of a table with ``properties``, given the connector's keys.
+
+    Per table, the ``icefloe.maintenance.*`` keys (but ``enabled``, ``interval-ms`` and
+    ``budget-ms``, which are the connector's) may also be set as table properties,
+    e.g. through ``iceberg.tables.auto-create-props.*``; they win over the connector's.
+    """
     def number(name: str, default: int) -> int:
         try:
             return int(properties[name]) if name in properties else default
         except ValueError:
             return default
+
+    def ratio(name: str, default: float) -> float:
+        try:
+            return float(properties[name]) if name in properties else default
+        except ValueError:
+            return default
+
+    def flag(name: str, default: bool) -> bool:
+        return _bool(properties[name]) if name in properties else default
+
+    keys = MaintenanceConfig(
+        enabled=keys.enabled, interval_ms=keys.interval_ms, budget_ms=keys.budget_ms,
+        min_input_files=max(2, number(COMPACTION_MIN_INPUT_FILES, keys.min_input_files)),
+        small_file_ratio=ratio(COMPACTION_SMALL_FILE_RATIO, keys.small_file_ratio),
+        snapshot_max_age_ms=number(SNAPSHOT_MAX_AGE_MS, keys.snapshot_max_age_ms),
+        snapshot_min_to_keep=number(SNAPSHOT_MIN_TO_KEEP, keys.snapshot_min_to_keep),
+        metadata_delete_old=flag(METADATA_DELETE_OLD, keys.metadata_delete_old),
+        orphan_min_age_ms=number(ORPHAN_MIN_AGE_MS, keys.orphan_min_age_ms))
 
     return TablePolicy(
         enabled=keys.enabled and _bool(properties.get(TABLE_ENABLED, "true")),

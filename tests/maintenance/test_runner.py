@@ -113,3 +113,21 @@ def test_icefloe_maintain_compacts_a_stopped_connectors_tables_offline(tmp_path,
     assert out["tables"]["db.events"]["data_files"] == 1
     assert out["tables"]["db.events"]["files_compacted"] == 4
     assert committed_offsets(catalog.load_table("db.events"), config.group_id) == {("t", 0): 8}
+
+
+def test_table_properties_win_over_the_connectors_keys():
+    from connector.config.icefloe_config import MaintenanceConfig
+    from connector.maintenance.policy import table_policy
+
+    keys = MaintenanceConfig(min_input_files=5, snapshot_max_age_ms=1000, snapshot_min_to_keep=3)
+    assert table_policy({}, keys).target_file_size == 512 * 1024 * 1024
+    policy = table_policy({"write.target-file-size-bytes": "1000", "history.expire.max-snapshot-age-ms": "7",
+                           "icefloe.maintenance.compaction.min-input-files": "9",
+                           "icefloe.maintenance.snapshot.min-to-keep": "4",
+                           "history.expire.min-snapshots-to-keep": "2",
+                           "write.metadata.delete-after-commit.enabled": "false",
+                           "icefloe.maintenance.enabled": "FALSE"}, keys)
+    assert (policy.target_file_size, policy.small_file_size, policy.min_input_files) == (1000, 750, 9)
+    assert (policy.max_snapshot_age_ms, policy.min_snapshots_to_keep) == (7, 2)  # Iceberg's own keys first
+    assert not policy.delete_old_metadata and not policy.enabled
+    assert table_policy({"icefloe.maintenance.snapshot.min-to-keep": "4"}, keys).min_snapshots_to_keep == 4

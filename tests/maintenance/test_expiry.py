@@ -118,3 +118,18 @@ def test_orphan_cleanup_deletes_only_old_unreferenced_files(config):  # noqa: F8
     assert ids(table) == [*range(20), *range(30, 40)]
     assert table.scan().to_arrow().num_rows == 30
     assert pa.__name__  # keep the import for readers' sake
+
+
+def test_a_branch_keeps_its_head_and_its_own_newest_snapshots(config):  # noqa: F811
+    tiny_commits(config, 5)
+    catalog = load_catalog(config.props)
+    table = catalog.load_table("db.events")
+    snapshots = table.metadata.snapshots
+    table.manage_snapshots().create_branch(snapshots[2].snapshot_id, "audit").commit()
+    policy = table_policy({}, MaintenanceConfig(snapshot_min_to_keep=2, snapshot_max_age_ms=0))
+    report = expire(catalog, "db.events", policy, config.group_id, now_ms=FUTURE)
+    kept = {s.snapshot_id for s in catalog.load_table("db.events").metadata.snapshots}
+    # main: its two newest; audit: its head and its parent
+    assert kept == {snapshots[i].snapshot_id for i in (4, 3, 2, 1)}
+    assert report.expired == 1
+    assert catalog.load_table("db.events").scan(snapshot_id=snapshots[1].snapshot_id).to_arrow().num_rows == 20

@@ -9,6 +9,9 @@ snapshot removing the group's files and adding the new one, with no offsets.
 If it cannot commit (another writer removed an input file, or kept winning
 the race), the new file is deleted and the files stay as they were.
 
+When the table has a sort order (on columns, identity transforms), the
+rows of the new file follow it.
+
 Only files of the table's current partition spec are compacted, and a table
 with delete files (row-level deletes, written by other engines) is skipped:
 rewriting data files under delete files needs their sequence numbers kept,
@@ -23,11 +26,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+import pyarrow as pa
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, write_file
 from pyiceberg.manifest import DataFile, ManifestContent
 from pyiceberg.partitioning import PartitionFieldValue, PartitionKey
 from pyiceberg.table import FileScanTask, Table, WriteTask
+from pyiceberg.table.sorting import NullOrder, SortDirection
+from pyiceberg.transforms import IdentityTransform
 
 from connector.channel.commit import commit_rewrite
 from connector.channel.offsets import branch_head
@@ -91,6 +97,21 @@ def _partition_text(group: Group) -> str:
     return repr(key[1])
 
 
+def _sorted(rows: pa.Table, metadata) -> pa.Table:
+    """``rows`` in the table's sort order, when it has one on top-level columns (identity transforms)."""
+    order = metadata.sort_order_by_id(metadata.default_sort_order_id)
+    if order is None or order.is_unsorted:
+        return rows
+    keys = []
+    for sort_field in order.fields:
+        name = metadata.schema().find_column_name(sort_field.source_id)
+        if not isinstance(sort_field.transform, IdentityTransform) or name is None or "." in name:
+            return rows  # a transform or a nested column: left unsorted
+        keys.append((name, "descending" if sort_field.direction == SortDirection.DESC else "ascending"))
+    nulls_first = order.fields[0].null_order == NullOrder.NULLS_FIRST
+    return rows.sort_by(keys, null_placement="at_start" if nulls_first else "at_end")
+
+
 def rewrite_group(table: Table, inputs: list[DataFile]) -> list[DataFile]:
     """Write the rows of ``inputs`` (all of one partition of the current spec) as one new data file."""
     metadata = table.metadata
@@ -98,6 +119,7 @@ def rewrite_group(table: Table, inputs: list[DataFile]) -> list[DataFile]:
     rows = ArrowScan(metadata, table.io, schema, AlwaysTrue()).to_table([FileScanTask(f) for f in inputs])
     if rows.num_rows == 0:
         return []
+    rows = _sorted(rows, metadata)
     spec = metadata.spec()
     partition_key = None
     if not spec.is_unpartitioned():

@@ -135,3 +135,16 @@ def test_bin_packing_puts_each_small_file_in_one_group_within_the_target_and_one
             singles = len(mine) - len(in_groups)
             assert singles <= max(1, len(mine))
             assert sum(f.size for f in in_groups) <= sum(f.size for f in mine)
+
+
+def test_a_table_with_a_sort_order_gets_sorted_files(config):
+    from pyiceberg.transforms import IdentityTransform
+
+    tiny_commits(config, 1)
+    catalog = load_catalog(config.props)
+    catalog.load_table("db.events").update_sort_order().desc("id", IdentityTransform()).commit()
+    tiny_commits(config, 3, first=1)
+    compact(catalog, config, "db.events", table_policy({}, POLICY), deadline=float("inf"))
+    table = catalog.load_table("db.events")
+    assert len(live_data_files(table, None)[0]) == 1
+    assert table.scan().to_arrow().column("id").to_pylist() == list(range(39, -1, -1))

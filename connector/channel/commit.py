@@ -11,7 +11,8 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   another writer committed to the branch in between;
 * :func:`commit_rewrite` — one overwrite snapshot replacing data files by others holding the same
   rows (table maintenance): no offsets in its summary, retried on a new head, given up (None) when
-  the files it replaces are gone or the branch keeps moving.
+  the files it replaces are gone or the branch keeps moving;
+* :func:`commit_manifest_merge` — one snapshot adding no data whose manifests are the head's, merged.
 """
 
 from __future__ import annotations
@@ -186,5 +187,33 @@ def commit_rewrite(catalog, config: SinkConfig, table_name: str, removed: list, 
             continue
         head = branch_head(table, branch)
         assert head is not None, "the rewrite just made a snapshot"
+        return head.snapshot_id
+    return None
+
+
+def commit_manifest_merge(catalog, config: SinkConfig, table_name: str, properties: dict[str, str]) -> int | None:
+    """Merge the branch head's data manifests (an append of no file, merging every bin); the snapshot's id.
+
+    Entries keep their snapshot ids and sequence numbers (they become EXISTING). None when it kept
+    conflicting for :data:`REWRITE_ATTEMPTS` attempts.
+    """
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.table.update.snapshot import _MergeAppendFiles
+
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    for attempt in range(1, REWRITE_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            with table.transaction() as transaction:
+                merge = _MergeAppendFiles(operation=Operation.APPEND, transaction=transaction, io=table.io,
+                                          branch=branch, snapshot_properties=properties)
+                merge._merge_enabled = True  # whatever commit.manifest-merge.enabled says for appends
+                merge._min_count_to_merge = 2
+                merge.commit()
+        except (CommitFailedException, ValidationException) as exc:
+            log.info("Merging the manifests of %s conflicted (attempt %d): %s", table_name, attempt, exc)
+            continue
+        head = branch_head(table, branch)
+        assert head is not None, "the merge just made a snapshot"
         return head.snapshot_id
     return None

@@ -20,6 +20,7 @@ SNAPSHOT_MAX_AGE_MS = "icefloe.maintenance.snapshot.max-age-ms"
 SNAPSHOT_MIN_TO_KEEP = "icefloe.maintenance.snapshot.min-to-keep"
 METADATA_DELETE_OLD = "icefloe.maintenance.metadata.delete-old"
 ORPHAN_MIN_AGE_MS = "icefloe.maintenance.orphan.min-age-ms"
+MANIFESTS_MIN_COUNT = "icefloe.maintenance.manifests.min-count"
 
 ICEFLOE_CONFIG = (
     ConfigDef()
@@ -60,6 +61,10 @@ ICEFLOE_CONFIG = (
             "files under the table's location that no snapshot references (written by cycles that crashed "
             "before committing) are deleted once older than this; younger ones are never touched, since "
             "another writer may still be about to commit them")
+    .define(MANIFESTS_MIN_COUNT, ConfigType.INT, 50, at_least(2), "low",
+            "once a branch head's data manifests (one more per commit) reach this many, they are merged into "
+            "manifests of about `commit.manifest.target-size-bytes` (8 MB when unset) in one snapshot that "
+            "adds no data")
 )
 
 
@@ -74,6 +79,7 @@ class MaintenanceConfig:
     snapshot_min_to_keep: int = 10
     metadata_delete_old: bool = True
     orphan_min_age_ms: int = 86_400_000
+    manifests_min_count: int = 50
 
 
 @dataclass(frozen=True)
@@ -93,5 +99,5 @@ def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
         budget_ms=values[MAINTENANCE_BUDGET_MS], min_input_files=values[COMPACTION_MIN_INPUT_FILES],
         small_file_ratio=values[COMPACTION_SMALL_FILE_RATIO], snapshot_max_age_ms=values[SNAPSHOT_MAX_AGE_MS],
         snapshot_min_to_keep=values[SNAPSHOT_MIN_TO_KEEP], metadata_delete_old=values[METADATA_DELETE_OLD],
-        orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS])
+        orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS], manifests_min_count=values[MANIFESTS_MIN_COUNT])
     return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS], maintenance=maintenance)

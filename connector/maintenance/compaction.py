@@ -102,14 +102,14 @@ def _sorted(rows: pa.Table, metadata) -> pa.Table:
     order = metadata.sort_order_by_id(metadata.default_sort_order_id)
     if order is None or order.is_unsorted:
         return rows
-    keys = []
+    keys: list[tuple[str, str, str]] = []
     for sort_field in order.fields:
         name = metadata.schema().find_column_name(sort_field.source_id)
         if not isinstance(sort_field.transform, IdentityTransform) or name is None or "." in name:
             return rows  # a transform or a nested column: left unsorted
-        keys.append((name, "descending" if sort_field.direction == SortDirection.DESC else "ascending"))
-    nulls_first = order.fields[0].null_order == NullOrder.NULLS_FIRST
-    return rows.sort_by(keys, null_placement="at_start" if nulls_first else "at_end")
+        keys.append((name, "descending" if sort_field.direction == SortDirection.DESC else "ascending",
+                     "at_start" if sort_field.null_order == NullOrder.NULLS_FIRST else "at_end"))
+    return rows.sort_by(keys)  # (name, order, null placement) keys: pyarrow >= 25
 
 
 def rewrite_group(table: Table, inputs: list[DataFile]) -> list[DataFile]:

@@ -8,6 +8,7 @@ from typing import Mapping
 from connector.config.icefloe_config import (
     COMPACTION_MIN_INPUT_FILES,
     COMPACTION_SMALL_FILE_RATIO,
+    MANIFESTS_MIN_COUNT,
     METADATA_DELETE_OLD,
     ORPHAN_MIN_AGE_MS,
     SNAPSHOT_MAX_AGE_MS,
@@ -34,6 +35,7 @@ class TablePolicy:
     min_snapshots_to_keep: int
     delete_old_metadata: bool
     orphan_min_age_ms: int
+    manifests_min_count: int
 
     @property
     def small_file_size(self) -> int:
@@ -74,7 +76,8 @@ def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> Tabl
         snapshot_max_age_ms=number(SNAPSHOT_MAX_AGE_MS, keys.snapshot_max_age_ms),
         snapshot_min_to_keep=number(SNAPSHOT_MIN_TO_KEEP, keys.snapshot_min_to_keep),
         metadata_delete_old=flag(METADATA_DELETE_OLD, keys.metadata_delete_old),
-        orphan_min_age_ms=number(ORPHAN_MIN_AGE_MS, keys.orphan_min_age_ms))
+        orphan_min_age_ms=number(ORPHAN_MIN_AGE_MS, keys.orphan_min_age_ms),
+        manifests_min_count=max(2, number(MANIFESTS_MIN_COUNT, keys.manifests_min_count)))
 
     return TablePolicy(
         enabled=keys.enabled and _bool(properties.get(TABLE_ENABLED, "true")),
@@ -86,4 +89,5 @@ def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> Tabl
         delete_old_metadata=_bool(properties[DELETE_AFTER_COMMIT]) if DELETE_AFTER_COMMIT in properties
         else keys.metadata_delete_old,
         orphan_min_age_ms=keys.orphan_min_age_ms,
+        manifests_min_count=keys.manifests_min_count,
     )

@@ -1,8 +1,8 @@
 """Maintenance rounds: every table the connector writes, step by step, within a time budget.
 
 A round goes over the tables (the static ones and those the job committed
-to), and for each runs three steps: compaction, expiry (snapshots, the files
-only they referenced, old metadata files), orphan cleanup. No step starts once
+to), and for each runs four steps: compaction, manifest rewrite, expiry
+(snapshots, the files only they referenced, old metadata files), orphan cleanup. No step starts once
 the budget is spent, and a compaction stops between groups; the next round
 starts at the table and step where this one stopped, so every table gets its
 turn even when one round cannot do everything. In continuous mode the job asks
@@ -27,6 +27,7 @@ from pyiceberg.table.snapshots import TOTAL_DATA_FILES, TOTAL_FILE_SIZE
 from connector.config.sink_config import SinkConfig
 from connector.maintenance.compaction import CompactionReport, compact
 from connector.maintenance.expiry import ExpiryReport, expire
+from connector.maintenance.manifests import rewrite_manifests
 from connector.maintenance.orphans import delete_orphans
 from connector.maintenance.policy import table_policy
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STEPS = ("compact", "expire", "orphans")
+STEPS = ("compact", "manifests", "expire", "orphans")
 
 
 @dataclass
@@ -45,6 +46,7 @@ class TableMaintenance:
     compaction: CompactionReport | None = None
     expiry: ExpiryReport | None = None
     orphans_deleted: int = 0
+    manifests: tuple[int, int] = (0, 0)  # data manifests of the head before and after the manifest rewrite
     data_files: int = 0
     total_file_size: int = 0
     snapshots: int = 0
@@ -160,7 +162,9 @@ class Maintainer:
                 done.compaction = compact(self.catalog, self.config, table_name, policy, deadline,
                                           clock=self.clock)
                 return done.compaction.pending > 0
-            if step == "expire":
+            if step == "manifests":
+                done.manifests = rewrite_manifests(self.catalog, self.config, table_name, policy)
+            elif step == "expire":
                 done.expiry = expire(self.catalog, table_name, policy, self.config.group_id)
             else:
                 done.orphans_deleted = delete_orphans(self.catalog, table_name, policy.orphan_min_age_ms)

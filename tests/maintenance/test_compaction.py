@@ -148,3 +148,28 @@ def test_a_table_with_a_sort_order_gets_sorted_files(config):
     table = catalog.load_table("db.events")
     assert len(live_data_files(table, None)[0]) == 1
     assert table.scan().to_arrow().column("id").to_pylist() == list(range(39, -1, -1))
+
+
+def test_many_manifests_are_merged_into_one_snapshot_that_adds_no_data(config):
+    from connector.maintenance.manifests import data_manifests, rewrite_manifests
+
+    tiny_commits(config, 6)
+    catalog = load_catalog(config.props)
+    table = catalog.load_table("db.events")
+    assert data_manifests(table, None) == 6
+    untouched = table_policy({}, MaintenanceConfig(manifests_min_count=7))
+    assert rewrite_manifests(catalog, config, "db.events", untouched) == (6, 6)
+
+    assert rewrite_manifests(catalog, config, "db.events", table_policy({}, MaintenanceConfig())) == (6, 6)
+    merged = rewrite_manifests(catalog, config, "db.events", table_policy({}, MaintenanceConfig(
+        manifests_min_count=5)))
+
+    table = catalog.load_table("db.events")
+    assert merged == (6, 1)
+    assert table.current_snapshot().summary["added-data-files"] is None or \
+        table.current_snapshot().summary.get("added-data-files") in (None, "0")
+    assert ids(table) == list(range(60))
+    assert len(live_data_files(table, None)[0]) == 6
+    assert committed_offsets(table, config.group_id) == {("t", 0): 60}
+    entries = [e for m in table.current_snapshot().manifests(table.io) for e in m.fetch_manifest_entry(table.io)]
+    assert sorted(e.sequence_number for e in entries) == [1, 2, 3, 4, 5, 6]  # kept, not renumbered

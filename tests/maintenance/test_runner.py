@@ -79,7 +79,7 @@ def test_a_round_stops_when_its_budget_is_spent_and_the_next_resumes_there(tmp_p
     assert not first.finished and steps == ["compact"] and maintainer.cursor == (0, 1)
     steps.clear()
     second = maintainer.run_round(on_step=lambda table, step: steps.append(step))
-    assert second.finished and steps == ["expire", "orphans", "compact"] and maintainer.cursor == (0, 0)
+    assert second.finished and steps == ["manifests", "expire", "orphans", "compact"] and maintainer.cursor == (0, 0)
     now[0] += 3600
     assert maintainer.between_cycles([]) is not None  # due: an hour since the last round
     assert maintainer.between_cycles([]) is None  # not due yet

@@ -133,3 +133,30 @@ def test_a_branch_keeps_its_head_and_its_own_newest_snapshots(config):  # noqa: 
     assert kept == {snapshots[i].snapshot_id for i in (4, 3, 2, 1)}
     assert report.expired == 1
     assert catalog.load_table("db.events").scan(snapshot_id=snapshots[1].snapshot_id).to_arrow().num_rows == 20
+
+
+def test_a_compaction_killed_before_its_commit_leaves_the_table_as_it_was_and_an_orphan_cleanup_removes(
+        config, monkeypatch):  # noqa: F811
+    tiny_commits(config, 5)
+    catalog = load_catalog(config.props)
+    table = catalog.load_table("db.events")
+    before = files_under(table, "data")
+
+    def killed(*args, **kwargs):  # the process dies between writing the new file and committing it
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("connector.maintenance.compaction.commit_rewrite", killed)
+    try:
+        compact(catalog, config, "db.events", table_policy({}, MaintenanceConfig(min_input_files=3)),
+                deadline=float("inf"))
+    except KeyboardInterrupt:
+        pass
+    table = catalog.load_table("db.events")
+    leftover = files_under(table, "data") - before
+    assert len(leftover) == 1 and ids(table) == list(range(50))
+    assert delete_orphans(catalog, "db.events", min_age_ms=3_600_000) == 0  # young: maybe still committing
+    old = time.time() - 7200
+    for path in files_under(table, "data") | files_under(table, "metadata"):
+        os.utime(path, (old, old))
+    assert delete_orphans(catalog, "db.events", min_age_ms=3_600_000) == 1
+    assert files_under(table, "data") == before and ids(catalog.load_table("db.events")) == list(range(50))

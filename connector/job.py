@@ -11,6 +11,12 @@ once while a cycle left part of the backlog behind. SIGTERM or Ctrl-C asks
 the loop to stop: a cycle in flight finishes and commits first, a second
 Ctrl-C aborts at once (nothing uncommitted is ever visible, so an abort loses
 no data either: the next run resumes from the tables).
+
+Between cycles the job's :class:`~connector.maintenance.runner.Maintainer`
+maintains its tables (compaction, manifest rewrite, snapshot expiry, orphan
+files; docs/operations.md, Maintenance): in continuous mode at most every
+``icefloe.maintenance.interval-ms`` within ``icefloe.maintenance.budget-ms``,
+with ``--until-caught-up`` once at the end.
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ import argparse
 import json
 import logging
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+import threading
+from concurrent.futures import Future
+from typing import Any, Callable
 
 from connector.api.errors import ConfigException, ConnectException
 from connector.config.sink_config import SinkConfig, load_connector_file
@@ -118,11 +119,10 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
     spark_conf = _spark_conf(args.spark_conf)
     bar = terminal_bar(console) if console is not None else None
-    # Spark starts (~4 s of JVM start-up) while the job reads offsets and prepares the tables. Started
+    # Spark starts (~4 s of JVM start-up) while the job reads offsets and prepares the tables, and a
+    # small backlog may be done in the driver before it is up (icefloe.driver.max-records). Started
     # off the main thread, PySpark also leaves SIGINT to StopSignal: Ctrl-C finishes the commit in flight.
-    starting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start")
-    session = starting.submit(build_session, f"icefloe-{config.name}", spark_conf, quick_start=True)
-    starting.shutdown(wait=False)
+    session = _start_in_background(build_session, f"icefloe-{config.name}", spark_conf, quick_start=True)
     try:
         job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
                       progress_bar=bar, metrics=metrics)
@@ -138,12 +138,27 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
         print(f"Job failed: {exc}", file=sys.stderr)
         return 1
     finally:
-        if not borrowed and session.exception() is None:
+        # A session still starting is left to die with this process (its JVM exits when our pipe closes).
+        if not borrowed and session.done() and session.exception() is None:
             session.result().stop()
     print(json.dumps({"connector": config.name, "cycles": len(summary.cycles),
                       "records_read": summary.records_read,
                       "rows_written": _sum_rows(summary)}, indent=None))
     return 0
+
+
+def _start_in_background(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+    """``function(*args, **kwargs)`` in a daemon thread: exiting never waits for it."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="spark-start", daemon=True).start()
+    return future
 
 
 def _sum_rows(summary) -> dict[str, int]:

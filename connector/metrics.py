@@ -48,6 +48,8 @@ class _Families:
         self.schema_changes = counter("icefloe_schema_changes", "Tables created (kind=create) or evolved "
                                       "(kind=update) by the job", "table", "kind")
         self.failures = counter("icefloe_failures", "Job failures, by exception class", "exception")
+        self.task_failures = counter("icefloe_task_failures", "Tasks that failed while the connector ran on "
+                                     "(the REST worker's isolated tasks)", "task")
         self.lag = gauge("icefloe_consumer_lag_records", "End offset of the cycle's target minus the "
                          "committed next offset", "topic", "partition")
         self.committed_offset = gauge("icefloe_committed_offset", "Next offset committed to the tables",
@@ -184,6 +186,10 @@ class JobMetrics:
     def failed(self, exc: BaseException) -> None:
         self._child(self._m.failures, type(exc).__name__).inc()
         self._child(self._m.up).set(0)
+
+    def task_failed(self, task: int) -> None:
+        """One task failed and the connector went on without it (``icefloe serve`` isolates tasks)."""
+        self._child(self._m.task_failures, str(task)).inc()
 
     def close(self) -> None:
         """Remove every series of this connector (it was deleted: its counters must not linger)."""

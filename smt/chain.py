@@ -53,6 +53,16 @@ class TransformationStage:
     def transform_class(self) -> type:
         return type(self.transformation)
 
+    @property
+    def java_class_name(self) -> str:
+        """The transformation's Connect class name (Java FQCN where it implements one), for error reports."""
+        from smt import TRANSFORMS
+
+        if "." in self.type_name and ":" not in self.type_name:
+            return self.type_name
+        target = f"{type(self.transformation).__module__}:{type(self.transformation).__qualname__}"
+        return next((java for java, python in TRANSFORMS.items() if python == target), self.type_name)
+
     def apply(self, record: SinkRecord) -> SinkRecord | None:
         if self.predicate is None or (self.negate ^ bool(self.predicate.test(record))):
             return self.transformation.apply(record)
@@ -81,7 +91,12 @@ def _runtime_error(stage: TransformationStage, exc: Exception, record: SinkRecor
         cls = ConnectException
     text = str(exc) if isinstance(exc, ConnectException) else f"{type(exc).__name__}: {exc}"
     where = record.describe() if isinstance(record, SinkRecord) else repr(record)
-    return cls(f"{text} (in transformation '{stage.alias}' ({stage.type_name}), {where})")
+    error = cls(f"{text} (in transformation '{stage.alias}' ({stage.type_name}), {where})")
+    # One record's failure in Connect's TRANSFORMATION stage (tolerable with errors.tolerance=all).
+    error.errant_stage = "TRANSFORMATION"  # type: ignore[attr-defined]
+    error.errant_class = stage.java_class_name  # type: ignore[attr-defined]
+    error.errant_error = exc  # type: ignore[attr-defined]
+    return error
 
 
 class TransformationChain:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from pyiceberg.exceptions import CommitFailedException, ValidationException
 
-from connector.api.errors import ConnectException
+from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import branch_head, committed_offsets, offsets_reset_key, summary_properties
 from connector.channel.schema_changes import apply_schema_needs
@@ -125,7 +125,8 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
                                   extra_properties, rewind)
         except CommitFailedException as exc:
             if attempt == COMMIT_ATTEMPTS:
-                raise ConnectException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
+                # contention, not a fault of this data: the job runs the cycle again (connector.channel.retry)
+                raise RetriableException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
             log.info("Commit to %s conflicted with another writer (%s); retrying", table_name, exc)
             time.sleep(pause)
             pause = min(pause * 2, longest)

@@ -19,13 +19,14 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pyiceberg.exceptions import NoSuchTableError
 
-from connector.api.errors import ConnectException
+from connector.api.errors import ConnectException, RetriableException
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
+from connector.kafka.dlq import position_properties
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
 
@@ -240,10 +241,11 @@ class Coordinator:
 
     @staticmethod
     def _raise_task_errors(results: list[TaskResult]) -> None:
-        errors = [r.error for r in results if r.error]
-        if errors:
-            more = f" (and {len(errors) - 1} more task error(s))" if len(errors) > 1 else ""
-            raise ConnectException(errors[0] + more)
+        failed = [r for r in results if r.error]
+        if failed:
+            more = f" (and {len(failed) - 1} more task error(s))" if len(failed) > 1 else ""
+            error = RetriableException if all(r.retriable for r in failed) else ConnectException
+            raise error(f"{failed[0].error}{more}")
 
     # --- commit ---------------------------------------------------------------------------
 
@@ -253,9 +255,11 @@ class Coordinator:
         report.rows_written = dict(batch.rows)
         commit_id = str(uuid.uuid4())
         valid_through = batch.valid_through(covered)
+        # the dead letter queue's position after the tasks' DLQ writes, recorded with the offsets
+        dlq_position = position_properties(self.config, self.client_conf, self.catalog, covered)
         for table_name, table_files in sorted(batch.files.items()):
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
-                                                        covered, commit_id, valid_through)
+                                                        covered, commit_id, valid_through, dlq_position)
             report.files_written[table_name] = len(table_files)
         self._commit_group(covered)
 

@@ -47,6 +47,7 @@ class TaskResult:
     records_written: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     trace: str | None = None  # the task's Python traceback when it failed (shown as a Connect task's trace)
+    retriable: bool = False  # the failure was transient (a RetriableException): the cycle may be run again
 
     def track(self, batch: pa.RecordBatch) -> None:
         """Count a processed batch of one source partition: records, bytes, next offset, newest timestamp.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import traceback
 
-from connector.api.errors import ConnectException
+from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets
 from connector.config.sink_config import SinkConfig
@@ -90,7 +90,7 @@ def run_task(assignment: TaskAssignment) -> TaskResult:
     except ConnectException as exc:
         log.error("Task %s failed: %s", assignment.task_id, exc)
         return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}",
-                          trace=traceback.format_exc())
+                          trace=traceback.format_exc(), retriable=isinstance(exc, RetriableException))
 
 
 def run_task_isolated(assignment: TaskAssignment) -> TaskResult:

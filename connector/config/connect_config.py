@@ -53,18 +53,35 @@ CONNECT_CONFIG = (
     .define("config.action.reload", ConfigType.STRING, "restart", valid_string("none", "restart"), "low",
             "accepted")
     .define("errors.tolerance", ConfigType.STRING, "none", valid_string("none", "all"), "medium",
-            "`none` or `all`; `all` is accepted but not implemented yet (a warning says so): "
-            "a bad record stops the job")
-    .define("errors.retry.timeout", ConfigType.LONG, 0, importance="medium", doc="accepted")
-    .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, importance="medium", doc="accepted")
-    .define("errors.log.enable", ConfigType.BOOLEAN, False, importance="medium", doc="accepted")
-    .define("errors.log.include.messages", ConfigType.BOOLEAN, False, importance="medium", doc="accepted")
+            "`none`: the first record that fails in a converter, an SMT or predicate, or its conversion to "
+            "the table fails the task, naming topic, partition and offset. `all`: such records are skipped "
+            "(logged with `errors.log.enable`, sent to the dead letter queue if one is set) and the rest is "
+            "written. Other errors (catalog, broker) always fail the task. See [operations.md](operations.md)")
+    .define("errors.retry.timeout", ConfigType.LONG, 0, importance="medium",
+            doc="ms during which a converter or SMT failing transiently on a record (a `RetriableException`, "
+                "the Schema Registry unreachable) is retried, with backoff from 300 ms; 0: no retry, -1: "
+                "forever. Then the task fails (whatever `errors.tolerance`: it is not the record's fault)")
+    .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, importance="medium",
+            doc="the longest pause between those retries, and between the re-runs of a cycle that met a "
+                "transient fault (see `icefloe.transient.retry-timeout-ms`)")
+    .define("errors.log.enable", ConfigType.BOOLEAN, False, importance="medium",
+            doc="log each tolerated record error at ERROR with its exception, in Connect's words: "
+                "`Error encountered in task <name>-<task>. Executing stage '<STAGE>' with class '<class>'.`")
+    .define("errors.log.include.messages", ConfigType.BOOLEAN, False, importance="medium",
+            doc="add the record's coordinates to that log line: `, where consumed record is {topic='t', "
+                "partition=p, offset=o, timestamp=ts, timestampType=CreateTime}` (never its key or value)")
     .define("errors.deadletterqueue.topic.name", ConfigType.STRING, "", importance="medium",
-            doc="validated as Connect does (must not be one of the topics nor match `topics.regex`)")
+            doc="with `errors.tolerance=all`, the topic that receives each skipped record with its original "
+                "key, value, headers and timestamp, exactly once across crashes and re-runs; created when "
+                "missing (1 partition). Must not be one of the topics nor match `topics.regex`. The producer "
+                "takes `producer.override.*`")
     .define("errors.deadletterqueue.topic.replication.factor", ConfigType.SHORT, 3, importance="medium",
-            doc="accepted")
+            doc="replication factor of the DLQ topic when icefloe creates it (capped by the number of "
+                "brokers, with a warning)")
     .define("errors.deadletterqueue.context.headers.enable", ConfigType.BOOLEAN, False, importance="medium",
-            doc="accepted")
+            doc="add Connect's `__connect.errors.*` headers to each DLQ record (topic, partition, offset, "
+                "connector.name, task.id, stage, class.name, exception.class.name, exception.message, "
+                "exception.stacktrace)")
 )
 
 # Key prefixes the framework hands to other components.
@@ -90,6 +107,7 @@ class ConnectConfig:
     value_converter_config: dict[str, str] = field(default_factory=dict)
     header_converter_config: dict[str, str] = field(default_factory=dict)
     errors_tolerance: str = "none"
+    errors_retry_delay_max_ms: int = 60000
     raw: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -125,6 +143,7 @@ def parse_connect_config(props: Mapping[str, Any], worker: Mapping[str, str] | N
         value_converter_config=_converter_config(props, worker, "value.converter", values["value.converter"]),
         header_converter_config=_converter_config(props, worker, "header.converter", values["header.converter"]),
         errors_tolerance=values["errors.tolerance"],
+        errors_retry_delay_max_ms=values["errors.retry.delay.max.ms"],
         raw=dict(props),
     )
 

@@ -9,6 +9,8 @@ from connector.api.config_def import ConfigDef, ConfigType, at_least
 
 COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
+TRANSIENT_RETRY_TIMEOUT = "icefloe.transient.retry-timeout-ms"
+DRIVER_MAX_RECORDS = "icefloe.driver.max-records"
 
 # Table maintenance (connector/maintenance/): on by default, between commit cycles.
 MAINTENANCE_ENABLED = "icefloe.maintenance.enabled"
@@ -29,6 +31,17 @@ ICEFLOE_CONFIG = (
             "is read and committed in several cycles, one after another, so a crash loses at most one "
             "cycle's work and progress is visible as it goes. `0`: no bound (one cycle reads everything "
             "up to the end offsets seen at its start)")
+    .define(TRANSIENT_RETRY_TIMEOUT, ConfigType.LONG, 300_000, at_least(-1), "medium",
+            "how long a job rides out a transient fault (the broker, Schema Registry or the catalog "
+            "unreachable, a retriable Kafka error) by running the failed cycle again, with backoff from "
+            "300 ms up to `errors.retry.delay.max.ms`; past it without a success the job fails, naming "
+            "the fault. `-1`: forever; `0`: fail at once. A re-run cycle resumes from the tables' "
+            "offsets, so nothing is duplicated")
+    .define(DRIVER_MAX_RECORDS, ConfigType.LONG, 20_000, at_least(0), "medium",
+            "a commit cycle of at most this many source offsets runs its tasks in the driver process "
+            "instead of on Spark: a small backlog (`icefloe run` on a quiet topic) is committed without "
+            "waiting for the Spark session to start, and a quiet stream's cycles skip a Spark job's "
+            "scheduling. Larger cycles run on Spark. `0`: every cycle on Spark")
     .define(MAINTENANCE_ENABLED, ConfigType.BOOLEAN, True, None, "medium",
             "run table maintenance (compaction of small files, snapshot expiry with the deletion of the files "
             "only expired snapshots referenced, old metadata files, orphan files) on the tables the connector "
@@ -85,6 +98,8 @@ class MaintenanceConfig:
 @dataclass(frozen=True)
 class IcefloeConfig:
     commit_max_records: int  # 0: unbounded
+    transient_retry_timeout_ms: int = 300_000  # -1: forever
+    driver_max_records: int = 20_000  # 0: always on Spark
     maintenance: MaintenanceConfig = MaintenanceConfig()
 
 
@@ -100,4 +115,6 @@ def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
         small_file_ratio=values[COMPACTION_SMALL_FILE_RATIO], snapshot_max_age_ms=values[SNAPSHOT_MAX_AGE_MS],
         snapshot_min_to_keep=values[SNAPSHOT_MIN_TO_KEEP], metadata_delete_old=values[METADATA_DELETE_OLD],
         orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS], manifests_min_count=values[MANIFESTS_MIN_COUNT])
-    return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS], maintenance=maintenance)
+    return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
+                         transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT],
+                         driver_max_records=values[DRIVER_MAX_RECORDS], maintenance=maintenance)

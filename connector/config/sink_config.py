@@ -116,6 +116,8 @@ def _is_known(key: str) -> bool:
 
 def _warnings(connect: ConnectConfig) -> list[str]:
     notes = []
-    if connect.errors_tolerance == "all":
-        notes.append("errors.tolerance=all is not supported yet: a record that fails conversion stops the job")
+    raw = connect.raw
+    if str(raw.get("errors.deadletterqueue.topic.name", "")).strip() and connect.errors_tolerance != "all":
+        notes.append("errors.deadletterqueue.topic.name is set but errors.tolerance=none: as in Kafka Connect, "
+                     "the first bad record fails the task and nothing is written to the dead letter queue")
     return notes

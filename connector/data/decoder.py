@@ -9,14 +9,25 @@ Registry schema ids seen while decoding go to the pipeline's
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Iterator
 
 import converters
 from connector.api.errors import ConnectException, DataException
 from connector.api.record import Header, SinkRecord, TimestampType
+from connector.data.errant import (
+    HEADER_CONVERTER,
+    KEY_CONVERTER,
+    VALUE_CONVERTER,
+    RetryPolicy,
+    java_class_name,
+    mark,
+)
 from connector.data.schema_ids import RegistrySchemaIds
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pyarrow as pa
 
     from connector.config.sink_config import SinkConfig
@@ -40,13 +51,16 @@ class RecordDecoder:
     """Applies the key, value and header converters to raw records."""
 
     def __init__(self, key_converter, value_converter, header_converter, *, schemaless_json_value: bool,
-                 schema_ids: RegistrySchemaIds | None = None):
+                 schema_ids: RegistrySchemaIds | None = None, retry: RetryPolicy | None = None):
         self.key_converter = key_converter
         self.value_converter = value_converter
         self.header_converter = header_converter
         self.schemaless_json_value = schemaless_json_value
         self.schema_ids = RegistrySchemaIds() if schema_ids is None else schema_ids
         self._schema_id_of = getattr(value_converter, "schema_id_of", None)
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.class_names = {id(c): java_class_name(c, converters.CONVERTERS)
+                            for c in (key_converter, value_converter, header_converter)}
 
     @staticmethod
     def from_config(config: "SinkConfig", schema_ids: RegistrySchemaIds | None = None) -> "RecordDecoder":
@@ -60,7 +74,7 @@ class RecordDecoder:
             converters.load(connect.key_converter, connect.key_converter_config, is_key=True),
             converters.load(connect.value_converter, value_config, is_key=False),
             converters.load_header_converter(connect.header_converter, connect.header_converter_config),
-            schemaless_json_value=schemaless_json, schema_ids=schema_ids,
+            schemaless_json_value=schemaless_json, schema_ids=schema_ids, retry=RetryPolicy.of(config.props),
         )
 
     def decode_batch(self, batch: "pa.RecordBatch") -> Iterator[SinkRecord]:
@@ -112,50 +126,67 @@ class RecordDecoder:
         except Exception:  # noqa: BLE001 - a bad header: the converter itself will say what is wrong
             return None
 
-    def check_keys_and_headers(self, batch: "pa.RecordBatch") -> None:
+    def check_keys_and_headers(self, batch: "pa.RecordBatch",
+                               on_error: "Callable[[Exception, tuple[str, int, int]], None] | None" = None
+                               ) -> list[int]:
         """Run the key and header converters over a batch whose values take the columnar path.
 
         The columnar path never builds SinkRecords, but a key or header that its
         converter rejects must still fail the task, naming the record, as in
-        Connect. Converters that accept any bytes are skipped.
+        Connect. Converters that accept any bytes are skipped. With ``on_error``
+        (error tolerance), each failure goes there instead (which may raise) and
+        the rows that failed are returned.
         """
         check_keys = not isinstance(self.key_converter, _LENIENT_CONVERTERS)
         check_headers = not isinstance(self.header_converter, _LENIENT_CONVERTERS)
         if not (check_keys or check_headers):
-            return
+            return []
         topics, partitions, offsets = (batch.column(n).to_pylist() for n in ("topic", "partition", "offset"))
         keys = batch.column("key").to_pylist() if check_keys else []
         headers = batch.column("headers").to_pylist() if check_headers else []
+        failed = []
         for i, offset in enumerate(offsets):
             where = f"topic: {topics[i]}, partition: {partitions[i]}, offset: {offset}"
-            if check_headers and headers[i]:
-                self._headers(topics[i], headers[i], where)
-            if check_keys and keys[i] is not None:
-                self._convert(self.key_converter, topics[i], keys[i], (), "key", where)
+            try:
+                if check_headers and headers[i]:
+                    self._headers(topics[i], headers[i], where)
+                if check_keys and keys[i] is not None:
+                    self._convert(self.key_converter, topics[i], keys[i], (), "key", where)
+            except RecordConversionFailed as exc:
+                if on_error is None:
+                    raise
+                on_error(exc, (topics[i], partitions[i], offset))
+                failed.append(i)
+        return failed
 
-    @staticmethod
-    def _convert(converter, topic, data, headers, side, where):
+    def _convert(self, converter, topic, data, headers, side, where):
+        stage = KEY_CONVERTER if side == "key" else VALUE_CONVERTER
         try:
-            return converter.to_connect_data(topic, data, headers)
+            return self.retry.run(lambda: converter.to_connect_data(topic, data, headers))
         except ConnectException as exc:
-            raise RecordConversionFailed(
+            raise mark(RecordConversionFailed(
                 f"Converting the record {side} failed ({type(converter).__name__}), {where}: {exc}"
-            ) from exc
+            ), stage, self._class_name(converter), exc) from exc
         except Exception as exc:  # a converter bug or a user plugin: still name the record
-            raise RecordConversionFailed(
+            raise mark(RecordConversionFailed(
                 f"Converting the record {side} failed ({type(converter).__name__}), {where}: "
                 f"{type(exc).__name__}: {exc}"
-            ) from exc
+            ), stage, self._class_name(converter), exc) from exc
+
+    def _class_name(self, converter) -> str:
+        name = self.class_names.get(id(converter))
+        return name if name is not None else java_class_name(converter, converters.CONVERTERS)
 
     def _headers(self, topic: str, raw_headers, where: str) -> tuple[Header, ...]:
         headers = []
         for raw in raw_headers:
             try:
-                schema_and_value = self.header_converter.to_connect_header(topic, raw["key"], raw["value"])
+                schema_and_value = self.retry.run(
+                    functools.partial(self.header_converter.to_connect_header, topic, raw["key"], raw["value"]))
             except Exception as exc:
-                raise RecordConversionFailed(
+                raise mark(RecordConversionFailed(
                     f"Converting header '{raw['key']}' failed, {where}: {exc}"
-                ) from exc
+                ), HEADER_CONVERTER, self._class_name(self.header_converter), exc) from exc
             headers.append(Header(raw["key"], schema_and_value.value, schema_and_value.schema))
         return tuple(headers)
 

@@ -440,7 +440,7 @@ class JsonBatchConverter:
     # --- fast path ------------------------------------------------------------------
 
     def _fast(self, values: Sequence[bytes]) -> pa.Table:
-        parsed = self._read(_joined_objects(values))
+        parsed = self._read(_valid_utf8(_joined_objects(values)))
         if parsed.num_rows != len(values):
             raise Declined("values are not one object each")
         self._check_unexpected(parsed)
@@ -461,6 +461,7 @@ class JsonBatchConverter:
                 if not self._flip_guess(str(e), flipped):
                     raise _unreadable(e, "a value of another JSON kind than its column's") from e
             else:
+                _check_depth(table.schema)
                 return _with_valid_lists(table)  # inferred (undeclared) columns may hold broken lists
 
     def _flip_guess(self, message: str, flipped: set[str]) -> bool:
@@ -525,6 +526,16 @@ def _unreadable(error: pa.ArrowException, kind_change: str) -> Declined:
     if _KIND_CHANGE.search(str(error)):
         return Declined(kind_change)
     return Declined("JSON pyarrow cannot read (syntax, duplicate keys, ...)")
+
+
+def _valid_utf8(joined: bytes) -> bytes:
+    """``joined``, if it is valid UTF-8; else Declined (pyarrow's reader would keep invalid strings,
+    the per-record JSON reader rejects them)."""
+    try:
+        joined.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Declined("invalid UTF-8") from None
+    return joined
 
 
 def _joined_objects(values: Sequence[bytes]) -> bytes:
@@ -711,7 +722,7 @@ def _parse_objects(values: pa.Array) -> ParsedObjects:
     present = values.drop_null() if values.null_count else values
     if len(present) == 0:
         return ParsedObjects(_empty_struct(len(values), np.ones(len(values), dtype=bool)), frozenset())
-    joined = _joined_array(present)
+    joined = _valid_utf8(_joined_array(present))
     table = _read_inferred(joined)
     if table.num_rows != len(present):
         raise Declined("values are not one object each")
@@ -752,6 +763,21 @@ def _joined_array(values: pa.Array) -> bytes:
     return text
 
 
+#: Deeper Arrow types than this are left to the per-record path (whose JSON reader has a nesting
+#: limit): walking them recursively, in Python or in Arrow's C++, could exhaust the stack.
+MAX_NESTING = 64
+
+
+def _check_depth(schema: pa.Schema) -> None:
+    """Declined when a column's type nests deeper than :data:`MAX_NESTING` (checked without recursion)."""
+    stack = [(field.type, 1) for field in schema]
+    while stack:
+        arrow_type, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise Declined("values nested too deeply")
+        stack.extend((arrow_type.field(i).type, depth + 1) for i in range(arrow_type.num_fields))
+
+
 def _read_inferred(joined: bytes) -> pa.Table:
     """The objects with inferred types, read again with those types declared when the first read
     is not usable: pyarrow reads date-like strings as timestamps (JsonConverter keeps strings), and
@@ -762,6 +788,7 @@ def _read_inferred(joined: bytes) -> pa.Table:
         table = pa_json.read_json(io.BytesIO(joined), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _unreadable(e, _MIXED_KINDS) from e
+    _check_depth(table.schema)
     if not any(_has_timestamps(f.type) for f in table.schema) and _valid_lists(table):
         return table
     schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])

@@ -45,10 +45,26 @@ that took it and each decline by its reason.
 A batch that needs a table created or evolved buffers nothing: the caller
 applies :class:`SchemaNeeds`, calls :meth:`TaskPipeline.forget_tables` and
 processes the batch again.
+
+Error tolerance (``errors.tolerance=all``, :mod:`connector.data.errant`): a
+record that fails in a converter, an SMT or its conversion to the table is
+skipped and kept in :attr:`TaskPipeline.errant` (for the dead-letter queue)
+instead of failing the task; every other table a record was routed to loses
+it too (a record reaches the tables or the DLQ, never both). A columnar
+batch that declines is not handed to the per-record strategy as a whole:
+its suspicious values (JSON that does not parse to an object) are screened
+out and go per record, the rest is tried column-wise again and, if it still
+declines for its contents, split in halves (down to :data:`SPLIT_ROWS` rows,
+which go per record). ``batches`` counts these as ``screened: <reason>`` and
+``split: <reason>``, and each piece by the strategy that took it. After a
+batch whose values failed the column-wise screen, the next batches are
+screened before their first column-wise try (``screened ahead``) until one
+comes out clean.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -61,12 +77,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.declined import Declined
-from connector.api.errors import DataException
+from connector.api.errors import ConnectException, DataException
 from connector.api.record import SinkRecord
 from connector.config.sink_config import SinkConfig
 from connector.data.avro_batch import AvroBatchReader
 from connector.data.catalog import load_catalog
-from connector.data.decoder import RecordDecoder
+from connector.data.decoder import RecordConversionFailed, RecordDecoder
+from connector.data.errant import SINK_TASK_CLASS, TASK_PUT, ErrantRecord, ErrorHandler, ErrorSettings, mark
 from connector.data.json_batch import parse_json_objects
 from connector.data.json_envelope import EnvelopeReader
 from connector.data.json_schema_batch import JsonSchemaBatchReader
@@ -74,6 +91,7 @@ from connector.data.record_converter import NAME_MAPPING_PROPERTY, RecordConvers
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
+from connector.data.suspicious_rows import not_json_objects, not_registry_framed
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableState, TableWriters
 from connector.data.typed_batch import DecodedBatch, to_table
 from connector.kafka.offsets import TopicPartition
@@ -93,6 +111,18 @@ COLUMNAR_JSON_SCHEMA = "columnar JSON Schema"
 PER_RECORD = "per-record"
 #: Set to "false" to run every batch through the per-record strategy (an escape hatch, and for comparisons).
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
+#: With error tolerance, a declined columnar batch is split in halves down to this many rows (then per record).
+SPLIT_ROWS = 256
+#: Errant records kept in memory before they are handed to the DLQ producer (the rest go at close;
+#: with context headers off, all go at close).
+DLQ_SEND_RECORDS = 10_000
+#: Decline reasons that are about the table or the configuration, never about the records' contents:
+#: splitting such a batch cannot help, so it goes per record as a whole.
+_STRUCTURAL_DECLINES = ("table to create", "schema changes", "columns looked up case-insensitively",
+                        "transforms (", "only tombstones", "empty batch", "null values",
+                        "the schema does not fit the table")  # (one schema for the whole batch)
+
+Coordinates = tuple[str, int, int]
 
 
 # --- rows bound for one table ------------------------------------------------------------------
@@ -128,6 +158,21 @@ class TableRows:
             chosen = self.values.filter(mask)
         return TableRows(self.form, chosen, self.topics.filter(mask), self.partitions.filter(mask),
                          self.offsets.filter(mask), self.schema)
+
+    def coordinates(self, index: int) -> Coordinates:
+        """(original topic, partition, offset) of row ``index``."""
+        if self.form == RECORDS:
+            record = self.values[index]
+            return record.original_topic, record.original_kafka_partition, record.original_kafka_offset
+        return self.topics[index].as_py(), self.partitions[index].as_py(), self.offsets[index].as_py()
+
+    def without(self, failed: set[Coordinates]) -> "TableRows":
+        """These rows minus those whose coordinates are in ``failed``."""
+        if not failed or len(self) == 0:
+            return self
+        coords = zip(self.topics.to_pylist(), self.partitions.to_pylist(), self.offsets.to_pylist())
+        keep = [c not in failed for c in coords]
+        return self if all(keep) else self.filter(pa.array(keep, pa.bool_()))
 
     def where(self, index: int) -> str:
         """The source coordinates of row ``index``, for error messages."""
@@ -165,8 +210,13 @@ class TaskPipeline:
     """Decode → transform → route → drop committed → convert → buffer, for the raw batches of one task."""
 
     def __init__(self, config: SinkConfig, task_id: str, *, committed_offsets: CommittedOffsets,
-                 catalog=None, columnar: bool | None = None):
-        """``columnar=False`` (or ``ICEFLOE_COLUMNAR=false``) forces the per-record strategy."""
+                 catalog=None, columnar: bool | None = None, dead_letters: Any = True):
+        """``columnar=False`` (or ``ICEFLOE_COLUMNAR=false``) forces the per-record strategy.
+
+        ``dead_letters``: where errant records go when the pipeline closes (``True``: the
+        connector's DLQ, :class:`~connector.kafka.dlq.DeadLetterQueue`, when one is configured
+        with ``errors.tolerance=all``; ``None``: nowhere, they stay in :attr:`errant`).
+        """
         if columnar is None:
             columnar = os.environ.get(COLUMNAR_ENV, "true").strip().lower() != "false"
         self.config = config
@@ -185,6 +235,17 @@ class TaskPipeline:
         self.path, reason = self._choose_strategy(columnar)
         log.info("Task %s: %s path (%s)", task_id, self.path, reason)
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
+        self.errors = ErrorHandler(ErrorSettings.of(config.props), config.name, task_id)
+        self.errant: list[ErrantRecord] = []  # records skipped by error tolerance, for the DLQ, in order
+        self._screen_ahead = False  # screen the next batch before trying it column-wise (bad values seen)
+        settings = self.errors.settings
+        if dead_letters is True:
+            dead_letters = None
+            if settings.tolerance_all and settings.dlq_topic:
+                from connector.kafka.dlq import DeadLetterQueue
+
+                dead_letters = DeadLetterQueue(config, task_id, self.catalog)
+        self.dead_letters = dead_letters
 
     def _choose_strategy(self, columnar: bool) -> tuple[str, str]:
         if not columnar:
@@ -222,19 +283,98 @@ class TaskPipeline:
         return COLUMNAR_WITH_SMTS, f"transforms: {transforms}{record_stages}{routing}"
 
     def process(self, batch: pa.RecordBatch) -> SchemaNeeds:
-        """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change."""
+        """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change.
+
+        Records skipped by error tolerance are added to :attr:`errant` when the batch is buffered.
+        """
+        self.errors.begin(batch)
+        needs, converted = self._process(batch)
+        if needs:
+            self.errors.discard()
+            return needs
+        for table_name, data in converted:
+            self.tables.buffer(table_name, data)
+        self.errant.extend(self.errors.take())
+        if len(self.errant) >= DLQ_SEND_RECORDS:
+            if self.dead_letters is None:  # no DLQ: they were logged (errors.log.enable); keep memory bounded
+                del self.errant[:-DLQ_SEND_RECORDS]
+            elif self.errors.settings.dlq_context_headers:
+                # Sent early only when the DLQ records name their source offsets: a commit that does not
+                # cover them (this task fails, others commit) then keeps the DLQ position before them.
+                self.dead_letters.send(self.take_errant())
+        return needs
+
+    def take_errant(self) -> list[ErrantRecord]:
+        """The errant records of the batches buffered so far (and forget them)."""
+        errant, self.errant = self.errant, []
+        return errant
+
+    def _process(self, batch: pa.RecordBatch) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
         if self.path != PER_RECORD:
-            self.decoder.check_keys_and_headers(batch)
-            try:
-                needs = self._write(self._columnar_rows(batch), may_ask=self.path == COLUMNAR)
-            except Declined as declined:
-                self.batches[f"declined: {declined.reason}"] += 1
-                log.debug("Task %s: batch declined by the %s path (%s)", self.task_id, self.path, declined.reason)
-            else:
-                self.batches[COLUMNAR] += 1
-                return needs
+            tolerant = self.errors.tolerant
+            failed = self.decoder.check_keys_and_headers(batch, self.errors.fail if tolerant else None)
+            if failed:
+                batch = batch.filter(pa.array(~np.isin(np.arange(batch.num_rows), failed)))
+                if batch.num_rows == 0:
+                    return SchemaNeeds(), []
+            if tolerant and self._screen_ahead:  # the last batch had bad values: look before trying
+                suspicious = self._suspicious(batch, thorough=False)
+                if suspicious is not None:
+                    self.batches["screened ahead"] += 1
+                    return self._screened(batch, suspicious, 1)
+                self._screen_ahead = False
+            return self._columnar_piece(batch, screen=2 if tolerant else 0)
         self.batches[PER_RECORD] += 1
         return self._write(self._per_record_rows(batch), may_ask=True)
+
+    def _columnar_piece(self, batch: pa.RecordBatch, *, screen: int
+                        ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+        """A batch (or a piece of one) column-wise; with error tolerance, a declined one is screened or split.
+
+        ``screen``: 2 = the column-wise check may run, then the per-value one; 1 = the per-value one; 0 = none.
+        """
+        try:
+            result = self._write(self._columnar_rows(batch), may_ask=self.path == COLUMNAR)
+        except Declined as declined:
+            reason = declined.reason
+            self.batches[f"declined: {reason}"] += 1
+            log.debug("Task %s: batch declined by the %s path (%s)", self.task_id, self.path, reason)
+            if self.errors.tolerant and not reason.startswith(_STRUCTURAL_DECLINES):
+                for level in range(screen, 0, -1):
+                    suspicious = self._suspicious(batch, thorough=level == 1)
+                    if suspicious is not None:
+                        self.batches[f"screened: {reason}"] += 1
+                        self._screen_ahead = self._screen_ahead or level == 2
+                        return self._screened(batch, suspicious, level - 1)
+                if batch.num_rows > SPLIT_ROWS:
+                    self.batches[f"split: {reason}"] += 1
+                    half = batch.num_rows // 2
+                    return _merged([self._columnar_piece(batch.slice(0, half), screen=0),
+                                    self._columnar_piece(batch.slice(half), screen=0)])
+        else:
+            self.batches[COLUMNAR] += 1
+            return result
+        self.batches[PER_RECORD] += 1
+        return self._write(self._per_record_rows(batch), may_ask=True)
+
+    def _suspicious(self, batch: pa.RecordBatch, thorough: bool) -> np.ndarray | None:
+        """Rows of a declined batch that look bad on their own (:mod:`connector.data.suspicious_rows`)."""
+        values = batch.column("value")
+        if self.path in (COLUMNAR_AVRO, COLUMNAR_JSON_SCHEMA):
+            return not_registry_framed(values)
+        if self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
+            return not_json_objects(values, thorough)
+        return None
+
+    def _screened(self, batch: pa.RecordBatch, suspicious: np.ndarray, screen: int
+                  ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+        """The suspicious rows per record, the others column-wise again."""
+        self.batches[PER_RECORD] += 1
+        pieces = [self._write(self._per_record_rows(batch.filter(pa.array(suspicious))), may_ask=True)]
+        rest = batch.filter(pa.array(~suspicious))
+        if rest.num_rows:
+            pieces.append(self._columnar_piece(rest, screen=screen))
+        return _merged(pieces)
 
     # --- decode, transform and route -------------------------------------------------------
 
@@ -314,43 +454,64 @@ class TaskPipeline:
 
     def _per_record_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
         routed: dict[str, list[SinkRecord]] = {}
-        for record in self.decoder.decode_batch(batch):
-            transformed = self.chain.apply(record)
+        for record in self._decoded(batch):
+            try:
+                transformed = self.decoder.retry.run(functools.partial(self.chain.apply, record))
+            except ConnectException as exc:
+                self.errors.fail(exc, (record.original_topic, record.original_kafka_partition,
+                                       record.original_kafka_offset))
+                continue
             if transformed is None:
                 continue
             for table in self.router.route(transformed):
                 routed.setdefault(table, []).append(transformed)
         return {table: TableRows.of_records(records) for table, records in routed.items()}
 
+    def _decoded(self, batch: pa.RecordBatch):
+        """The batch's records through the converters; with error tolerance, failures are skipped."""
+        if not self.errors.tolerant:
+            yield from self.decoder.decode_batch(batch)
+            return
+        columns = [batch.column(n).to_pylist() for n in
+                   ("topic", "partition", "offset", "timestamp", "timestamp_type", "key", "value", "headers")]
+        for row in zip(*columns):
+            try:
+                yield self.decoder.decode(*row)
+            except RecordConversionFailed as exc:
+                self.errors.fail(exc, (row[0], row[1], row[2]))
+
     # --- drop committed, convert, buffer ----------------------------------------------------
 
-    def _write(self, routed: dict[str, TableRows], *, may_ask: bool) -> SchemaNeeds:
-        """Convert each table's rows; buffer them all unless some table needs a schema change.
+    def _write(self, routed: dict[str, TableRows], *, may_ask: bool
+               ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+        """Convert each table's rows: (the schema changes they need, or the tables to buffer).
 
         ``may_ask``: whether this strategy may ask for tables and schema changes
-        (otherwise it declines, and the per-record strategy asks).
+        (otherwise it declines, and the per-record strategy asks). With error
+        tolerance, a record that fails for one table is taken out of every table.
         """
-        needs = SchemaNeeds()
-        converted: dict[str, pa.Table] = {}
-        for table_name, rows in routed.items():
-            if len(rows) == 0:
-                continue
-            state = self._open(table_name, rows, needs, may_ask)
-            if state is None:
-                continue
-            mask = not_committed(rows, state.offsets)
-            fresh = rows if mask is None else rows.filter(mask)
-            if len(fresh) == 0:
-                continue
-            data, updates = self._convert(state, fresh)
-            if updates:
-                needs.updates[table_name] = updates
-            else:
-                converted[table_name] = data
-        if not needs:
-            for table_name, data in converted.items():
-                self.tables.buffer(table_name, data)
-        return needs
+        while True:
+            failed_before = len(self.errors.failed)
+            needs = SchemaNeeds()
+            converted: list[tuple[str, pa.Table]] = []
+            for table_name, rows in routed.items():
+                rows = rows.without(self.errors.failed)
+                if len(rows) == 0:
+                    continue
+                state = self._open(table_name, rows, needs, may_ask)
+                if state is None:
+                    continue
+                mask = not_committed(rows, state.offsets)
+                fresh = rows if mask is None else rows.filter(mask)
+                if len(fresh) == 0:
+                    continue
+                data, updates = self._convert(state, fresh)
+                if updates:
+                    needs.updates[table_name] = updates
+                elif data is not None:
+                    converted.append((table_name, data))
+            if len(self.errors.failed) == failed_before or len(routed) == 1:
+                return (needs, []) if needs else (needs, converted)
 
     def _open(self, table_name: str, rows: TableRows, needs: SchemaNeeds, may_ask: bool) -> TableState | None:
         if not may_ask:
@@ -358,7 +519,7 @@ class TaskPipeline:
             if state is None:
                 raise Declined("table to create")
             return state
-        return self.tables.open(table_name, lambda: _sample(rows), needs)
+        return self.tables.open(table_name, lambda: _sample(rows, skip_bad=self.errors.tolerant), needs)
 
     def _convert(self, state: TableState, rows: TableRows) -> tuple[pa.Table | None, Any]:
         """(the rows in the table's schema, None) or (None, the schema updates they need)."""
@@ -371,12 +532,53 @@ class TaskPipeline:
                 return state.json_converter.convert_fast(rows.values.to_pylist()), None
             except Declined as declined:
                 raise Declined(f"conversion ({declined.reason})") from declined
+        if self.errors.tolerant:
+            return self._convert_tolerantly(state, rows)
         try:
             result = state.record_converter.convert([r.value for r in rows.values],
                                                     [r.value_schema for r in rows.values])
         except RecordConversionError as exc:
             raise self._conversion_error(state, rows, exc) from exc
         return (None, result.updates) if result.updates else (result.table, None)
+
+    def _convert_tolerantly(self, state: TableState, rows: TableRows) -> tuple[pa.Table | None, Any]:
+        """Per-record conversion that skips (reports) the records that fail: split around each failure."""
+        values = [r.value for r in rows.values]
+        tables: list[pa.Table] = []
+        updates = None
+
+        def solve(indices: list[int]) -> None:
+            nonlocal updates
+            if not indices:
+                return
+            try:
+                result = state.record_converter.convert([values[i] for i in indices])
+            except RecordConversionError as exc:
+                bad = indices[exc.index]
+                error = self._conversion_error(state, rows, RecordConversionError(bad, exc.cause))
+                cause = exc.cause if isinstance(exc.cause, ConnectException) else DataException(
+                    f"{type(exc.cause).__name__}: {exc.cause}")
+                self.errors.fail(mark(error, TASK_PUT, SINK_TASK_CLASS, cause), rows.coordinates(bad))
+                before, after = indices[:exc.index], indices[exc.index + 1:]
+                solve(before)
+                if len(after) > SPLIT_ROWS:
+                    half = len(after) // 2
+                    solve(after[:half])
+                    solve(after[half:])
+                else:
+                    solve(after)
+                return
+            if result.updates:
+                updates = result.updates if updates is None else updates.merge(result.updates)
+            elif result.table is not None:
+                tables.append(result.table)
+
+        solve(list(range(len(values))))
+        if updates:
+            return None, updates
+        if not tables:
+            return None, None
+        return (tables[0] if len(tables) == 1 else pa.concat_tables(tables)), None
 
     def _convert_typed(self, state: TableState, rows: TableRows) -> pa.Table:
         """Connect-typed rows in the table's schema; Declined where the per-record result could differ."""
@@ -406,20 +608,50 @@ class TaskPipeline:
         self.tables.forget(names)
 
     def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
-        """Flush buffers: (data files per table, rows written per table)."""
+        """Flush buffers: (data files per table, rows written per table).
+
+        Then the errant records go to the DLQ, acknowledged before this returns (so before
+        the coordinator can commit the cycle).
+        """
         if self.batches:
             log.info("Task %s: batches by path: %s", self.task_id,
                      ", ".join(f"{k}: {v}" for k, v in sorted(self.batches.items())))
-        return self.tables.close()
+        written = self.tables.close()
+        if self.dead_letters is not None:  # last: a task that fails before has sent (nearly) nothing
+            self.dead_letters.send(self.take_errant())
+            self.dead_letters.flush()
+            self.dead_letters.close()
+        return written
 
 
-def _sample(rows: TableRows) -> tuple[Any, Any, str]:
-    """(value, Connect schema, where) of the first row, from which a new table's schema is derived."""
+def _merged(pieces: list[tuple[SchemaNeeds, list[tuple[str, pa.Table]]]]
+            ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+    """The results of a batch's pieces: their needs, or all their tables (in piece order)."""
+    needs = SchemaNeeds()
+    for piece_needs, _ in pieces:
+        needs.merge(piece_needs)
+    if needs:
+        return needs, []
+    return needs, [converted for _, tables in pieces for converted in tables]
+
+
+def _sample(rows: TableRows, skip_bad: bool = False) -> tuple[Any, Any, str]:
+    """(value, Connect schema, where) of the first row, from which a new table's schema is derived.
+
+    ``skip_bad`` (error tolerance): the first raw JSON row that is an object (the bad ones are
+    reported when the rows are converted).
+    """
     if rows.form == RECORDS:
         record = rows.values[0]
         return record.value, record.value_schema, record.describe()
-    where = rows.where(0)
-    try:
-        return json.loads(rows.values[0].as_py()), None, where
-    except ValueError as exc:
-        raise DataException(f"An error occurred converting record, {where}: invalid JSON: {exc}") from exc
+    first_error: tuple[str, Exception] | None = None
+    for index in range(len(rows) if skip_bad else 1):
+        try:
+            value = json.loads(rows.values[index].as_py())
+        except (ValueError, RecursionError) as exc:
+            first_error = first_error or (rows.where(index), exc)
+            continue
+        if isinstance(value, dict) or not skip_bad:
+            return value, None, rows.where(index)
+    where, error = first_error if first_error is not None else (rows.where(0), ValueError("no JSON object"))
+    raise DataException(f"An error occurred converting record, {where}: invalid JSON: {error}") from error

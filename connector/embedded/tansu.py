@@ -178,6 +178,16 @@ class TansuBroker:
             f"--- broker log ({self._log_path}) ---\n{self.log_text()}"
         )
 
+    def pause(self) -> None:
+        """Freeze the broker (SIGSTOP): clients see it unreachable, and it keeps its in-memory data."""
+        assert self._process is not None, "the broker is not running"
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Thaw a paused broker (SIGCONT)."""
+        assert self._process is not None, "the broker is not running"
+        self._process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         """Stop the broker (SIGTERM, then SIGKILL); idempotent."""
         process, self._process = self._process, None

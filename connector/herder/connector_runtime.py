@@ -17,9 +17,8 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from confluent_kafka import KafkaError, KafkaException
-
 from connector.channel.coordinator import CycleReport
+from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
 from connector.herder.states import (
     FAILED,
@@ -33,7 +32,6 @@ from connector.herder.states import (
     task_state_info,
 )
 from connector.job import SinkJob, StopSignal
-from connector.kafka.client_config import KafkaConfigError
 from connector.kafka.offsets import TopicPartition
 from connector.metrics import JobMetrics
 
@@ -57,24 +55,6 @@ class ObservedJob(SinkJob):
 
 
 RETRY_PAUSES_SECONDS = (1.0, 4.0, 15.0)  # a job that met a transient error starts again after these
-
-
-def transient(exc: BaseException) -> bool:
-    """An error a new attempt may not meet: the broker or the catalog briefly unreachable.
-
-    Config errors, unknown topics and bad records are not: the connector fails at once with its trace.
-    """
-    if isinstance(exc, KafkaConfigError):
-        return False
-    if isinstance(exc, KafkaException):
-        error = exc.args[0] if exc.args else None
-        return isinstance(error, KafkaError) and (error.retriable() or error.code() in TRANSIENT_KAFKA_CODES)
-    return isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__name__ == "OperationalError"
-
-
-TRANSIENT_KAFKA_CODES = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT,
-                         KafkaError.REQUEST_TIMED_OUT, KafkaError.COORDINATOR_NOT_AVAILABLE,
-                         KafkaError.NOT_COORDINATOR)
 
 
 def declared_tasks(config: dict[str, str]) -> int:
@@ -249,6 +229,8 @@ class ConnectorRuntime:
             new_topics = set(report.bytes_read) - self.topics
             self.topics.update(new_topics)
             for task, trace in report.failed_tasks.items():
+                if self._tasks.get(task, (None,))[0] != FAILED and self.metrics is not None:
+                    self.metrics.task_failed(task)
                 self._tasks[task] = (FAILED, trace)
         if new_topics and self.on_topics is not None:
             self.on_topics(new_topics)

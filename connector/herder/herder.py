@@ -12,7 +12,6 @@ Errors are raised as :mod:`connector.herder.errors` with Connect's messages.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import sqlite3
 import subprocess
@@ -22,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from connector.api.errors import ConnectException
+from connector.config.providers import ConfigProviders
 from connector.config.sink_config import SinkConfig
 from connector.herder.connector_runtime import ConnectorRuntime
 from connector.herder.errors import AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError, StartingError
@@ -36,26 +35,24 @@ from connector.herder.sink_offsets import (
 )
 from connector.herder.states import FAILED, RUNNING, STOPPED
 from connector.herder.store import ConnectorStore
+from connector.herder.validation import invalid_config_message, plugin_config_keys, validate_connector_config
 from connector.spark.runner import SparkTaskRunner
 
 log = logging.getLogger(__name__)
 
 WORKER_STARTING = "The worker is still starting: its stored connectors are not loaded yet. Retry in a moment."
 
-INVALID_CONFIG = ("Connector configuration is invalid and contains the following {count} error(s):\n{errors}\n"
-                  "You can also find the above list of errors at the endpoint "
-                  "`/connector-plugins/{{connectorType}}/config/validate`")
 
 
 class Herder:
     """All connectors of one worker. See the module doc; method contracts are in docs/rest-api.md."""
 
     def __init__(self, worker: dict[str, str], *, data_dir: Path, spark: Any, worker_id: str,
-                 providers: Any = None):
+                 providers: ConfigProviders | None = None):
         self.worker = dict(worker)
         self.worker_id = worker_id
         self.data_dir = Path(data_dir)
-        self.providers = providers
+        self.providers = providers if providers is not None else ConfigProviders.from_worker(worker)
         self._spark = spark
         self.runner = SparkTaskRunner(spark, isolate_failures=True)
         self._lock = threading.Lock()  # which connectors exist, and the store
@@ -207,43 +204,20 @@ class Herder:
     # --- validation and config providers ----------------------------------------------------
 
     def _validate(self, config: dict[str, str]) -> None:
-        validation = _validation_module()
-        if validation is not None:
-            message = validation.invalid_config_message(
-                validation.validate_connector_config(config, self.worker, self._providers()))
-            if message:
-                raise BadRequestError(message)
-            return
-        try:  # until connector.herder.validation lands: the parser's first error
-            SinkConfig.parse(self._resolve(config), self.worker)
-        except (ConnectException, ValueError) as exc:
-            raise BadRequestError(INVALID_CONFIG.format(count=1, errors=exc)) from exc
+        message = invalid_config_message(validate_connector_config(config, self.worker, self.providers))
+        if message:
+            raise BadRequestError(message)
 
     def validate(self, config: dict[str, str]) -> dict:
-        validation = _validation_module()
-        if validation is None:
-            raise NotImplementedError("connector.herder.validation is not available")
-        return validation.validate_connector_config(config, self.worker, self._providers())
+        return validate_connector_config(config, self.worker, self.providers)
 
-    def plugin_config(self, plugin: str) -> list[dict]:
-        validation = _validation_module()
-        if validation is None:
-            raise NotImplementedError("connector.herder.validation is not available")
-        return validation.plugin_config_keys(plugin)
-
-    def _providers(self) -> Any:
-        if self.providers is None and importlib.util.find_spec("connector.config.providers") is not None:
-            from connector.config.providers import ConfigProviders  # type: ignore[import-not-found,unused-ignore]
-
-            self.providers = ConfigProviders.from_worker(self.worker)
-        # TODO(issue 9): without connector.config.providers (the providers helper's module) placeholders
-        # pass through unresolved.
-        return self.providers
+    @staticmethod
+    def plugin_config(plugin: str) -> list[dict]:
+        return plugin_config_keys(plugin)
 
     def _resolve(self, config: dict[str, str]) -> dict[str, str]:
         """The config a job runs with: placeholders resolved now, never written back."""
-        providers = self._providers()
-        return providers.resolve(config) if providers is not None else dict(config)
+        return self.providers.resolve(config)
 
     # --- states -----------------------------------------------------------------------------
 
@@ -395,14 +369,6 @@ def _task_config(config: dict[str, str]) -> dict[str, str]:
     connector_class = config.get("connector.class", "")
     task_class = connector_class[:-len("Connector")] + "Task" if connector_class.endswith("Connector") else ""
     return {**config, "task.class": task_class} if task_class else dict(config)
-
-
-def _validation_module() -> Any:
-    if importlib.util.find_spec("connector.herder.validation") is None:
-        return None  # TODO(issue 9): lands with the REST helper's branch
-    from connector.herder import validation  # type: ignore[attr-defined,unused-ignore]
-
-    return validation
 
 
 def _version() -> str:

@@ -14,7 +14,6 @@ or listed with ``definition: null``.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import re
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from connector.api.java.value_of import java_str
 from connector.config.connect_config import CONNECT_CONFIG, ICEBERG_CONNECTOR_CLASSES
 from connector.config.iceberg_config import ICEBERG_CONFIG
 from connector.config.icefloe_config import ICEFLOE_CONFIG
+from connector.config.providers import ConfigProviders
 from connector.herder.errors import NotFoundError
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class _Validation:
 
 
 def validate_connector_config(config: Mapping[str, Any], worker: Mapping[str, str] | None = None,
-                              providers: Any = None) -> dict:
+                              providers: ConfigProviders | None = None) -> dict:
     """Connect's ``ConfigInfos`` for ``config``: every key's definition, value, recommended values and errors."""
     worker = dict(worker or {})
     raw = {str(k): v for k, v in config.items()}
@@ -408,18 +408,10 @@ def _key_of(exc: ConfigException, run: _Validation) -> str | None:
 
 
 def _resolve_placeholders(raw: dict[str, Any], worker: Mapping[str, str],
-                          providers: Any) -> tuple[dict[str, str], dict[str, Any]]:
-    """(key -> error for unresolvable placeholders, the config with the others resolved).
-
-    Hook for ``connector.config.providers.ConfigProviders``; without it (or without
-    ``config.providers`` in the worker) the config is validated as written.
-    """
+                          providers: ConfigProviders | None) -> tuple[dict[str, str], dict[str, Any]]:
+    """(key -> error for unresolvable placeholders, the config with the others resolved)."""
     if providers is None:
-        try:
-            providers_module: Any = importlib.import_module("connector.config.providers")
-        except ImportError:
-            return {}, raw
-        providers = providers_module.ConfigProviders.from_worker(dict(worker))
+        providers = ConfigProviders.from_worker(dict(worker))
     textual = {k: v for k, v in raw.items() if isinstance(v, str)}
     errors: dict[str, str] = dict(providers.unresolvable(textual))
     resolvable = {k: v for k, v in textual.items() if k not in errors}

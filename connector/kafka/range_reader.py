@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connector.api.errors import ConnectException
+from connector.api.errors import ConnectException, RetriableException
 from connector.kafka.client_config import reader_config
 from connector.kafka.offsets import OffsetRange
 
@@ -84,6 +84,10 @@ _READER_SETTINGS = {
 
 class RangeReadError(ConnectException):
     """Reading an offset range failed; the message names topic, partition and offset."""
+
+
+class RangeStalledError(RangeReadError, RetriableException):
+    """No record came for the stall timeout: the broker is unreachable or slow; a later attempt may succeed."""
 
 
 class OffsetOutOfRangeError(RangeReadError):
@@ -275,7 +279,7 @@ class _RangeCursor:
         else:
             self._short_since = None
         if now > deadline:
-            raise RangeReadError(
+            raise RangeStalledError(
                 f"{self._rng.topic}[{self._rng.partition}] at offset {self.position}: no records for "
                 f"{self._stall_timeout:.0f}s while reading up to offset {self._rng.end} (high watermark {high})"
             )

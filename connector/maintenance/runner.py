@@ -153,6 +153,10 @@ class Maintainer:
             table = self.catalog.load_table(table_name)
         except NoSuchTableError:
             return False
+        except Exception:  # noqa: BLE001 - maintenance must never fail the job (the catalog unreachable)
+            log.exception("Maintenance of %s skipped: the table could not be loaded", table_name)
+            self.failures.append(f"{table_name}: {step}")
+            return False
         policy = table_policy(table.properties, self.keys)
         if not policy.enabled:
             return False
@@ -176,7 +180,8 @@ class Maintainer:
     def _describe(self, table_name: str, done: TableMaintenance) -> None:
         try:
             table = self.catalog.load_table(table_name)
-        except NoSuchTableError:
+        except Exception as exc:  # noqa: BLE001 - gone, or the catalog unreachable: no figures this round
+            log.info("No maintenance figures for %s: %s", table_name, exc)
             return
         snapshot = table.current_snapshot()
         summary = snapshot.summary if snapshot is not None and snapshot.summary else None

@@ -346,6 +346,7 @@ def commit_messages(config: SinkConfig, messages: Iterable[TaskResult | None], *
         extra[SPARK_BATCH_ID] = str(batch_id)
         if query_id:
             extra[SPARK_QUERY_ID] = query_id
+    extra.update(_dlq_position(config, catalog, covered))
     snapshots: dict[str, int] = {}
     for table_name, table_files in sorted(batch.files.items()):
         if batch_id is not None and query_id and _already_committed(catalog, config, table_name, query_id, batch_id):
@@ -386,6 +387,18 @@ def last_spark_batch(table, branch: str, query_id: str) -> int | None:
         if summary.get(SPARK_QUERY_ID) == query_id and SPARK_BATCH_ID in summary:
             return int(summary[SPARK_BATCH_ID])
     return None
+
+
+def _dlq_position(config: SinkConfig, catalog, covered: dict[TopicPartition, int]) -> dict[str, str]:
+    """The dead letter queue's position for the snapshot summary (see connector/kafka/dlq.py), when the
+    sink was told where Kafka is and a DLQ is configured."""
+    if "bootstrap.servers" not in config.worker:
+        return {}
+    from connector.kafka.client_config import consumer_config
+    from connector.kafka.dlq import position_properties
+
+    client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
+    return position_properties(config, client_conf, catalog, covered)
 
 
 def _mirror_group_offsets(config: SinkConfig, offsets: dict[TopicPartition, int]) -> None:

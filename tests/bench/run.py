@@ -23,6 +23,14 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              worker with 2 cores), against the same run on local[*]
   latency    continuous mode (`icefloe run`, commit interval 2 s) while 2,000 records/s
              arrive: time to the first visible commit, record-to-visible latency p50/p95
+  tolerance-e2e  `--until-caught-up` with ``errors.tolerance=all`` and a dead letter queue, on the
+             clean topic and on a copy with every 100th value malformed (1 %), against ``icefloe``
+  tolerance-clean, tolerance-1pct
+             one task's pipeline (no Kafka, no Spark, warm, like ``pipeline``) with
+             ``errors.tolerance=all``: on the clean records, and on the same records with every
+             100th value malformed JSON (1 %), against the same pipeline with ``errors.tolerance=none``
+             on the clean records; the 1 % run checks that the good rows went column-wise
+             (screened batches) and that exactly the bad rows were reported
   maintenance  streaming-sized commits with and without table maintenance, Kafka- and
              Spark-free (tests/bench/maintenance.py): files, metadata size, scan time against
              the same rows in one batch, commit latency p50/p99
@@ -37,7 +45,8 @@ on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
 (comma list of raw, hand-rolled, icefloe, smt3, avro, json-schemas, json-schema, cli, cluster, latency,
-pipeline, maintenance), ICEFLOE_BENCH_MAINT_COMMITS (default 1800), ICEFLOE_BENCH_MAINT_ROWS (default 500),
+pipeline, tolerance-e2e, tolerance-clean, tolerance-1pct, maintenance), ICEFLOE_BENCH_MAINT_COMMITS
+(default 1800), ICEFLOE_BENCH_MAINT_ROWS (default 500),
 ICEFLOE_BENCH_REPEAT (default 3).
 """
 
@@ -179,7 +188,7 @@ def check_path(props: dict[str, str], expected: str) -> None:
         raise SystemExit(f"{props['name']}: expected the {expected} path, the task would take {pipeline.path}")
 
 
-def run_icefloe(spark, bootstrap: str, props: dict[str, str]) -> float:
+def run_icefloe(spark, bootstrap: str, props: dict[str, str], expected: int | None = None) -> float:
     from connector.config.sink_config import SinkConfig
     from connector.job import SinkJob
     from connector.spark.runner import SparkTaskRunner
@@ -191,8 +200,8 @@ def run_icefloe(spark, bootstrap: str, props: dict[str, str]) -> float:
                       until_caught_up=True).run()
     elapsed = time.perf_counter() - began
     written = sum(sum(c.rows_written.values()) for c in summary.cycles)
-    if written != RECORDS:
-        raise SystemExit(f"{props['name']}: wrote {written} rows, expected {RECORDS}")
+    if written != (RECORDS if expected is None else expected):
+        raise SystemExit(f"{props['name']}: wrote {written} rows, expected {expected or RECORDS}")
     return RECORDS / elapsed
 
 
@@ -261,6 +270,64 @@ def measure_pipeline(values: list[bytes]) -> dict[str, list[float]]:
     return results
 
 
+TOLERANT = {"errors.tolerance": "all"}
+BAD_EVERY = 100  # 1 % bad records
+
+
+def dirty_values(values: list[bytes]) -> list[bytes]:
+    """The values with every 100th one cut short (malformed JSON)."""
+    return [b'{"id": %d, "name": ' % i if i % BAD_EVERY == BAD_EVERY - 1 else v for i, v in enumerate(values)]
+
+
+def bad_count(count: int) -> int:
+    return sum(1 for i in range(count) if i % BAD_EVERY == BAD_EVERY - 1)
+
+
+def tolerant_rate(props: dict[str, str], batches: list[pa.RecordBatch], bad: int) -> float:
+    """Records/s of one tolerant TaskPipeline over ``batches`` holding ``bad`` malformed values."""
+    from connector.channel.schema_changes import apply_schema_needs
+    from connector.channel.worker import new_pipeline
+    from connector.config.sink_config import SinkConfig
+
+    config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
+    setup = new_pipeline(config, "bench-setup", columnar=False)
+    needs = setup.process(batches[0].slice(0, 10))
+    apply_schema_needs(setup.catalog, config, needs.create, needs.updates)
+    pipeline = new_pipeline(config, "bench", columnar=True)
+    records = sum(b.num_rows for b in batches)
+    began = time.perf_counter()
+    for batch in batches:
+        if pipeline.process(batch):
+            raise SystemExit(f"{props['name']}: unexpected schema change")
+    _, rows = pipeline.close()
+    elapsed = time.perf_counter() - began
+    errant = len(pipeline.take_errant())
+    if sum(rows.values()) != records - bad or errant != bad:
+        raise SystemExit(f"{props['name']}: wrote {rows} and reported {errant}, expected {records - bad} and {bad}")
+    if pipeline.batches.get("columnar", 0) < len(batches):  # every batch's good rows went column-wise
+        raise SystemExit(f"{props['name']}: good rows left the columnar path: {dict(pipeline.batches)}")
+    return records / elapsed
+
+
+def measure_tolerance(values: list[bytes], only: set[str]) -> dict[str, list[float]]:
+    """errors.tolerance=all on clean data and with 1 % bad records, against tolerance=none, interleaved."""
+    clean = raw_batches(values)
+    dirty = raw_batches(dirty_values(values))
+    bad = bad_count(len(values))
+    results: dict[str, list[float]] = {"pipeline tolerance none": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(REPEAT + 2):
+            results["pipeline tolerance none"].append(pipeline_rate(
+                props_for(f"n{run}", "bench", work=Path(tmp)), clean, columnar=True, expected_path="columnar"))
+            if not only or "tolerance-clean" in only:
+                results.setdefault("pipeline tolerance-clean", []).append(
+                    tolerant_rate(props_for(f"c{run}", "bench", TOLERANT, work=Path(tmp)), clean, 0))
+            if not only or "tolerance-1pct" in only:
+                results.setdefault("pipeline tolerance-1pct", []).append(
+                    tolerant_rate(props_for(f"d{run}", "bench", TOLERANT, work=Path(tmp)), dirty, bad))
+    return results
+
+
 def main() -> int:
     from connector.spark.session import build_session
     from tests.bench.raw_consume import raw_consume_records_per_second
@@ -301,6 +368,11 @@ def main() -> int:
                     produce(broker.bootstrap, "bench-json-schema", framed[p::PARTITIONS], partition=p)
                 check_path(json_schema_props("check-json-schema", "bench-json-schema", registry.url),
                            "columnar JSON Schema")
+            if not only or "tolerance-e2e" in only:
+                create_topic(broker.bootstrap, "bench-dirty", partitions=PARTITIONS)
+                dirty = dirty_values(values)
+                for p in range(PARTITIONS):
+                    produce(broker.bootstrap, "bench-dirty", dirty[p::PARTITIONS], partition=p)
             spark = build_session("icefloe-bench")
             try:
                 run_icefloe(spark, broker.bootstrap, props_for("warm-up", topic))  # Spark and Python workers
@@ -309,6 +381,18 @@ def main() -> int:
                     if not only or "icefloe" in only:
                         results.setdefault("icefloe", []).append(
                             run_icefloe(spark, broker.bootstrap, props_for(f"plain{run}", topic)))
+                    if not only or "tolerance-e2e" in only:
+                        if only and "icefloe" not in only:
+                            results.setdefault("icefloe", []).append(
+                                run_icefloe(spark, broker.bootstrap, props_for(f"plain{run}", topic)))
+                        dlq = {**TOLERANT, "errors.deadletterqueue.topic.name": f"bench-dlq-{run}",
+                               "errors.deadletterqueue.topic.replication.factor": "1",
+                               "errors.deadletterqueue.context.headers.enable": "true"}
+                        results.setdefault("e2e tolerance-clean", []).append(
+                            run_icefloe(spark, broker.bootstrap, props_for(f"tolclean{run}", topic, dlq)))
+                        results.setdefault("e2e tolerance-1pct", []).append(run_icefloe(
+                            spark, broker.bootstrap, props_for(f"toldirty{run}", "bench-dirty", dlq),
+                            expected=RECORDS - bad_count(RECORDS)))
                     if not only or "smt3" in only:
                         results.setdefault("smt3", []).append(
                             run_icefloe(spark, broker.bootstrap, props_for(f"smt3_{run}", topic, SMT3)))
@@ -336,6 +420,8 @@ def main() -> int:
                 latency = measure_continuous(broker.bootstrap, values)
     if not only or "pipeline" in only:
         results.update(measure_pipeline(values))
+    if not only or only & {"tolerance-clean", "tolerance-1pct"}:
+        results.update(measure_tolerance(values, only))
     maintenance = None
     if not only or "maintenance" in only:
         from tests.bench.maintenance import measure_maintenance
@@ -391,7 +477,7 @@ def append_to_docs(report_text: str, only: set[str]) -> None:
 LATENCY_INTERVAL_MS = 2000
 #: The scenarios that need the broker (and the registry).
 BROKER_SCENARIOS = {"raw", "hand-rolled", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "cluster",
-                    "latency"}
+                    "latency", "tolerance-e2e"}
 
 
 def measure_cluster(bootstrap: str, results: dict[str, list[float]]) -> None:
@@ -484,6 +570,17 @@ def report(results: dict[str, list[float]]) -> None:
     if "smt3" in median and "icefloe" in median:
         print(f"\nend to end: smt3 costs {1 - median['smt3'] / median['icefloe']:.1%} of the no-SMT throughput "
               f"(target <= 20%)")
+    if "icefloe" in median:
+        for name in ("e2e tolerance-clean", "e2e tolerance-1pct"):
+            if name in median:
+                print(f"end to end: errors.tolerance=all with a DLQ ({name.split(' ')[-1]}) costs "
+                      f"{1 - median[name] / median['icefloe']:.1%} of the icefloe throughput on clean data")
+    if "pipeline tolerance none" in median:
+        for name in ("pipeline tolerance-clean", "pipeline tolerance-1pct"):
+            if name in median:
+                print(f"one task's pipeline: errors.tolerance=all ({name.split(' ')[-1]}) costs "
+                      f"{1 - median[name] / median['pipeline tolerance none']:.1%} of the tolerance=none "
+                      f"throughput on clean data" + (" (target <= 5%)" if name.endswith("clean") else ""))
     if "pipeline smt3" in median and "pipeline plain" in median:
         print(f"one task's pipeline: smt3 costs {1 - median['pipeline smt3'] / median['pipeline plain']:.1%} "
               f"of the no-SMT throughput; the per-record path runs at "

@@ -169,3 +169,23 @@ def test_zigzag_sizes_are_the_lengths_of_avro_longs(values):
     from connector.data.avro_sizes import zigzag_sizes
 
     assert zigzag_sizes(np.array(values, dtype=np.int64)).tolist() == [len(_long(v)) for v in values]
+
+
+def test_with_tolerance_bad_values_are_screened_out_and_the_good_ones_read_column_wise(schema_registry):
+    topic = unique("avro-tolerant")
+    serialize = _serializer(schema_registry.url, EVENT)
+    value = {"id": 1, "name": "a", "ts": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "amount": 1.5,
+             "score": 0.5, "count": 3, "active": True, "note": None, "day": dt.date(2024, 1, 2), "tags": ["x"],
+             "blob": b"\x00", "where": None, "kind": "B"}
+    values = [serialize({**value, "id": i}, serialization_context(topic)) for i in range(600)]
+    values[310] = b"\x07" + values[310][1:]  # wrong magic byte
+    values[320] = b"\x00\x00"  # shorter than the frame
+    values[330] = b"\x00" + (987_654).to_bytes(4, "big") + values[330][5:]  # unknown schema id
+    batches = [raw_batch(values[:300], topic=topic), raw_batch(values[300:], topic=topic, first_offset=300)]
+    (expected, per_record), (got, pipeline) = _both(schema_registry.url, batches, **{"errors.tolerance": "all"})
+    assert_same_tables(expected, got)
+    assert [(r.offset, r.stage) for r in pipeline.take_errant()] == \
+        [(r.offset, r.stage) for r in per_record.take_errant()] == \
+        [(310, "VALUE_CONVERTER"), (320, "VALUE_CONVERTER"), (330, "VALUE_CONVERTER")]
+    assert pipeline.batches["columnar"] == 2, pipeline.batches  # the second batch's good rows too
+    assert any(k.startswith(("screened", "split")) for k in pipeline.batches), pipeline.batches

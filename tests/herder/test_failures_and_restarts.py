@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 import pytest
+from prometheus_client import REGISTRY
 
 from tests.herder.conftest import new_herder, states, wait_until
 from tests.herder.test_lifecycle import connector_props, ids, records, wait_for_ids
@@ -13,6 +14,10 @@ from tests.integration.harness import produce_round_robin, table_rows, unique
 from tests.support.tansu import create_topic, produce
 
 pytestmark = pytest.mark.integration
+
+
+def task_failures(connector: str, task: int) -> float | None:
+    return REGISTRY.get_sample_value("icefloe_task_failures_total", {"connector": connector, "task": str(task)})
 
 
 def test_a_failed_task_fails_alone_and_recovers_after_its_offsets_are_fixed(herder, kafka_broker, tmp_path):
@@ -31,6 +36,7 @@ def test_a_failed_task_fails_alone_and_recovers_after_its_offsets_are_fixed(herd
                         "task 0 FAILED")
     assert f"topic: {topic}" in failed["trace"] and "partition: 0" in failed["trace"]
     assert "offset: 11" in failed["trace"] and "Traceback" in failed["trace"]
+    assert task_failures(name, 0) == 1
     wait_for_ids(props, table, list(range(20)) + list(range(200, 205)))  # task 1's records land
     status = herder.connector_status(name)
     assert states(status) == ("RUNNING", ["FAILED", "RUNNING"])
@@ -41,6 +47,7 @@ def test_a_failed_task_fails_alone_and_recovers_after_its_offsets_are_fixed(herd
     answer = herder.restart_connector(name, include_tasks=True, only_failed=True)
     assert states(answer) == ("RUNNING", ["RESTARTING", "RUNNING"])
     wait_until(lambda: herder.task_status(name, 0)["state"] == "FAILED", "task 0 FAILED again")
+    assert task_failures(name, 0) == 2
 
     herder.stop(name)
     herder.alter_offsets(name, {"offsets": [

@@ -6,15 +6,11 @@ import threading
 from concurrent.futures import Future
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
 
-from connector.api.errors import ConnectException
-from connector.herder.connector_runtime import transient
 from connector.herder.errors import AlreadyExistsError, BadRequestError, NotFoundError, StartingError
 from connector.herder.herder import Herder
 from connector.herder.sink_offsets import parse_alter_request
 from connector.herder.store import ConnectorStore
-from connector.kafka.client_config import KafkaConfigError
 from tests.integration.harness import sink_props
 
 
@@ -166,18 +162,6 @@ def test_concurrent_updates_of_one_connector_apply_one_after_the_other(idle_herd
     assert final in [{**c, "name": "c"} for c in configs]
     assert ConnectorStore(idle_herder.data_dir).load()[0].config == final
     assert len(idle_herder.connector_status("c")["tasks"]) == int(final["tasks.max"])
-
-
-@pytest.mark.parametrize("exc, expected", [
-    (KafkaException(KafkaError(KafkaError._TRANSPORT)), True),
-    (KafkaException(KafkaError(KafkaError._ALL_BROKERS_DOWN)), True),
-    (ConnectionRefusedError("catalog"), True),
-    (KafkaException(KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED)), False),
-    (KafkaConfigError("Topic t does not exist"), False),
-    (ConnectException("Error converting record (topic: t, partition: 0, offset: 1)"), False),
-])
-def test_only_transient_errors_start_a_job_again(exc, expected):
-    assert transient(exc) is expected
 
 
 def test_put_creates_a_missing_connector_and_answers_201_info(idle_herder, tmp_path):

@@ -33,6 +33,9 @@ def sink_props(name: str, topics: str, tables: str, work: Path, **extra: Any) ->
         "iceberg.catalog.type": "sql",
         "iceberg.catalog.uri": f"sqlite:///{work}/catalog.db",
         "iceberg.catalog.warehouse": f"file://{work}/warehouse",
+        # the tests' topics are small: keep their tasks on Spark, as a large backlog's would be
+        # (tests/integration/test_driver_tasks.py covers small cycles run in the driver)
+        "icefloe.driver.max-records": "0",
     }
     props.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in extra.items()})
     return props

@@ -116,3 +116,40 @@ def test_unreachable_registry_is_retried_then_named_and_a_rerun_is_exact(
     run_until_caught_up(props, kafka_broker.bootstrap, spark)  # the registry is reachable again
 
     assert sorted(r["id"] for r in table_rows(props, props["iceberg.tables"])) == list(range(20))
+
+
+def test_with_tolerance_bad_registry_values_go_to_the_dlq_and_the_good_ones_to_the_table(
+        kafka_broker, spark, schema_registry, tmp_path):
+    from tests.integration.test_dead_letter_queue import _dlq_records
+
+    topic, dlq = unique("tolreg"), unique("tolreg_dlq")
+    props = registry_config("avro-schema-registry", schema_registry.url, topic, tmp_path, **{
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    values = events(schema_registry.url, topic, range(300))
+    bad = {40: _wrong_magic_byte(values[40]), 41: _unknown_schema_id(values[41]),
+           250: _payload_not_matching_schema(values[250]), 251: b"\x00\x00"}
+    create_topic(kafka_broker.bootstrap, topic)
+    produce(kafka_broker.bootstrap, topic, [bad.get(i, v) for i, v in enumerate(values)], partition=0)
+
+    run_until_caught_up(props, kafka_broker.bootstrap, spark)
+
+    assert sorted(r["id"] for r in table_rows(props, props["iceberg.tables"])) == \
+        [i for i in range(300) if i not in bad]
+    dlq_rows = _dlq_records(kafka_broker.bootstrap, dlq)
+    assert [r["value"] for r in dlq_rows] == [bad[i] for i in sorted(bad)]
+    stages = [{h["key"]: h["value"] for h in r["headers"]}[b"__connect.errors.stage".decode()] for r in dlq_rows]
+    assert stages == [b"VALUE_CONVERTER"] * len(bad)
+
+
+def test_with_tolerance_an_unreachable_registry_still_fails_the_job(kafka_broker, spark, schema_registry, tmp_path):
+    topic = unique("tolnoreg")
+    props = registry_config("avro-schema-registry", schema_registry.url, topic, tmp_path,
+                            **{"errors.tolerance": "all"})
+    create_topic(kafka_broker.bootstrap, topic)
+    produce(kafka_broker.bootstrap, topic, events(schema_registry.url, topic, range(5)), partition=0)
+    broken = {**props, "value.converter.schema.registry.url": f"http://127.0.0.1:{closed_port()}",
+              "value.converter.max.retries": "1", "value.converter.retries.wait.ms": "100"}
+
+    with pytest.raises(ConnectException, match="Schema Registry unavailable"):
+        run_until_caught_up(broken, kafka_broker.bootstrap, spark)

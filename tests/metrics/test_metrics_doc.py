@@ -33,6 +33,7 @@ def test_every_metric_is_documented_with_its_labels():
         compaction=CompactionReport(groups=1, files_removed=2, bytes_rewritten=9), expiry=ExpiryReport(expired=1),
         data_files=1)}))
     metrics.failed(ConnectException("boom"))
+    metrics.task_failed(0)
     exported: dict[str, set[str]] = {}
     for family in registry.collect():
         name = family.name + ("_total" if family.type == "counter" else "")

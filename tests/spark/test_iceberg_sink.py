@@ -211,3 +211,23 @@ def test_conform_fills_defaults_and_split_orders_by_partition():
     pieces = split_by_partition(raw)
     assert [(p.column("topic")[0].as_py(), p.column("partition")[0].as_py(), p.column("offset").to_pylist())
             for p in pieces] == [("a", 1, [1, 2]), ("b", 0, [4, 5])]
+
+
+def test_batch_write_with_tolerance_sends_bad_records_to_the_dlq_and_records_its_position(
+        formats, kafka_broker, tmp_path):
+    from tests.integration.test_dead_letter_queue import _dlq_records
+
+    topic, name, dlq = unique("sinkdlq"), unique("sinkdlq"), unique("sinkdlq_dlq")
+    create_topic(kafka_broker.bootstrap, topic, 1)
+    produce(kafka_broker.bootstrap, topic, [b'{"id": 0}', b'{"id": 1', b'{"id": 2}', b"[3]"], partition=0)
+    props = sink_props(name, topic, "db.Dlq", tmp_path, **{
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    source = formats.read.format("icefloe-kafka").options(**_kafka(kafka_broker, topic)).load()
+    source.write.format("icefloe-iceberg").options(**props, **{"bootstrap.servers": kafka_broker.bootstrap}) \
+        .mode("append").save()
+
+    assert sorted(r["id"] for r in table_rows(props, "db.Dlq")) == [0, 2]
+    assert [r["value"] for r in _dlq_records(kafka_broker.bootstrap, dlq)] == [b'{"id": 1', b"[3]"]
+    summary = load_table(props, "db.Dlq").current_snapshot().summary.additional_properties
+    assert json.loads(summary[f"icefloe.dlq.offsets.{dlq}.connect-{name}"]) == {"0": 2}

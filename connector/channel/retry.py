@@ -1,0 +1,94 @@
+"""Riding out transient faults: the broker, the registry or the catalog briefly unreachable.
+
+A job's cycle is safe to run again from the start: nothing of it is visible
+until its commit, and a re-run resumes from the offsets in the tables. So when a
+cycle (or the end-offset lookup before it) fails on an error that a later
+attempt may not meet, the job waits and runs it again, with Connect's backoff
+(from 300 ms, doubling, at most ``errors.retry.delay.max.ms``), until
+``icefloe.transient.retry-timeout-ms`` has passed without a success; then it
+fails with one line saying what was unreachable and for how long. Anything
+else (a bad record, a config error, an unknown topic) fails at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from typing import Callable, TypeVar
+
+from confluent_kafka import KafkaError, KafkaException
+
+from connector.api.errors import ConnectException, RetriableException
+from connector.kafka.client_config import KafkaConfigError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MIN_DELAY_SECONDS = 0.3  # Connect's RetryWithToleranceOperator.RETRIES_DELAY_MIN_MS
+TRANSIENT_KAFKA_CODES = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT,
+                         KafkaError.REQUEST_TIMED_OUT, KafkaError.COORDINATOR_NOT_AVAILABLE,
+                         KafkaError.NOT_COORDINATOR)
+
+
+def transient(exc: BaseException) -> bool:
+    """An error a new attempt may not meet: the broker, registry or catalog briefly unreachable.
+
+    Config errors, unknown topics and bad records are not.
+    """
+    if isinstance(exc, KafkaConfigError):
+        return False
+    if isinstance(exc, RetriableException):
+        return True
+    if isinstance(exc, KafkaException):
+        error = exc.args[0] if exc.args else None
+        return isinstance(error, KafkaError) and (error.retriable() or error.code() in TRANSIENT_KAFKA_CODES)
+    return isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__name__ == "OperationalError"
+
+
+class StoppedWhileRetrying(Exception):
+    """The job was asked to stop while it waited out a transient fault (nothing was in flight)."""
+
+
+class TransientRetry:
+    """Runs an action again while it fails transiently, until ``timeout_ms`` passed without a success.
+
+    ``timeout_ms``: -1 retries forever, 0 never retries. ``stop`` (an Event) cuts a wait short: a job
+    asked to stop does not sit out a backoff first.
+    """
+
+    def __init__(self, timeout_ms: int, max_delay_ms: int, stop: threading.Event | None = None):
+        self.timeout_ms = timeout_ms
+        self.max_delay = max(MIN_DELAY_SECONDS, max_delay_ms / 1000)
+        self.stop = stop or threading.Event()
+
+    def call(self, action: Callable[[], T], what: str) -> T:
+        """``action()``; retried on transient errors; ConnectException naming ``what`` when it gives up."""
+        began = time.monotonic()
+        attempt = 0
+        while True:
+            try:
+                return action()
+            except Exception as exc:
+                if not transient(exc):
+                    raise
+                waited = time.monotonic() - began
+                if self._given_up(waited):
+                    raise ConnectException(
+                        f"{what} failed for {waited:.0f}s on a transient error, beyond "
+                        f"icefloe.transient.retry-timeout-ms={self.timeout_ms}: {exc}") from exc
+                delay = self._delay(attempt)
+                attempt += 1
+                log.warning("%s failed (%s); attempt %d again in %.1fs", what, exc, attempt + 1, delay)
+                if self.stop.wait(delay):
+                    raise StoppedWhileRetrying(f"Stop requested while waiting to retry: {what} failed ({exc})") from exc
+
+    def _given_up(self, waited_seconds: float) -> bool:
+        return self.timeout_ms >= 0 and waited_seconds * 1000 >= self.timeout_ms
+
+    def _delay(self, attempt: int) -> float:
+        """Connect's backoff: 300 ms doubling per attempt, at most the maximum, with jitter."""
+        base = min(self.max_delay, MIN_DELAY_SECONDS * (2 ** min(attempt, 20)))
+        return base * random.uniform(0.5, 1.0) if base >= self.max_delay else base

@@ -4,6 +4,7 @@
                             [--spark-conf KEY=VALUE ...] [--until-caught-up] [--metrics-port PORT]
     icefloe validate CONFIG.json [--worker worker.properties]
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
+    icefloe maintain CONFIG.json [--worker worker.properties] [--table NS.TABLE ...]
     icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
     icefloe migrate --from-connect URL --connector NAME [--worker FILE] [--dry-run] [--to URL] ...
 
@@ -44,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
 
         _configure_logging(args, None)
         return migrate(args)
+    if args.command == "maintain":
+        from connector.maintenance.offline import maintain
+
+        return maintain(args)
     console = _terminal(args)
     _configure_logging(args, console)
     try:
@@ -201,6 +206,7 @@ def _parser() -> argparse.ArgumentParser:
     _serve_parser(sub)
     _deploy_parser(sub)
     _migrate_parser(sub)
+    _maintain_parser(sub)
     return parser
 
 
@@ -231,6 +237,16 @@ def _migrate_parser(sub) -> None:
     from connector.takeover.migrate import add_parser
 
     add_parser(sub)
+
+
+def _maintain_parser(sub) -> None:
+    maintain = sub.add_parser("maintain", help="run table maintenance once (compaction, snapshot expiry, "
+                                               "orphan files) for a stopped connector")
+    maintain.add_argument("config", help="connector config JSON (REST body or flat map)")
+    maintain.add_argument("--worker", help="Kafka Connect worker properties file (for config providers)")
+    maintain.add_argument("--table", action="append", default=[], metavar="NS.TABLE",
+                          help="a table to maintain besides the config's iceberg.tables (repeatable)")
+    maintain.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bar")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,12 @@ once while a cycle left part of the backlog behind. SIGTERM or Ctrl-C asks
 the loop to stop: a cycle in flight finishes and commits first, a second
 Ctrl-C aborts at once (nothing uncommitted is ever visible, so an abort loses
 no data either: the next run resumes from the tables).
+
+Between cycles the job's :class:`~connector.maintenance.runner.Maintainer`
+maintains its tables (compaction, manifest rewrite, snapshot expiry, orphan
+files; docs/operations.md, Maintenance): in continuous mode at most every
+``icefloe.maintenance.interval-ms`` within ``icefloe.maintenance.budget-ms``,
+with ``--until-caught-up`` once at the end.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
 from connector.kafka.topics import resolve_partitions
+from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
 
 if TYPE_CHECKING:
@@ -93,6 +100,7 @@ class SinkJob:
         self._cycle_records = 0  # offsets the cycle being planned covers
         self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
                                     config.connect.errors_retry_delay_max_ms, self.stop.event)
+        self.maintainer = Maintainer(config, self.coordinator.catalog, metrics=metrics)
 
     def _max_tasks(self) -> int:
         if not self.until_caught_up or self._cycle_records <= self.config.icefloe.driver_max_records:
@@ -120,12 +128,14 @@ class SinkJob:
             if self.until_caught_up:
                 target = self.retry.call(self.targets, "Reading the end offsets")
                 self.retry.call(lambda: self.catch_up(target, summary), "A commit cycle")
+                self.maintainer.after_backfill(summary.cycles, stop=lambda: self.stop.requested)
                 return summary
             interval = self.config.iceberg.commit_interval_ms / 1000
             while not self.stop.requested:
                 began = time.monotonic()
                 behind = self.retry.call(lambda: self.catch_up(self.targets(), summary, cycles=1),
                                          "A commit cycle")
+                self.maintainer.between_cycles(summary.cycles, stop=lambda: self.stop.requested)
                 if not behind:
                     self.stop.event.wait(max(0.0, interval - (time.monotonic() - began)))
         except StoppedWhileRetrying as stopped:  # nothing was in flight: a clean stop

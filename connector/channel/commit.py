@@ -10,7 +10,11 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   snapshot summary (never moving a table's offsets backwards), retried when
   another writer committed to the branch in between, and refused when another
   writer moved the table's offsets since the cycle started (``fence``,
-  connector/channel/fencing.py).
+  connector/channel/fencing.py);
+* :func:`commit_rewrite` — one overwrite snapshot replacing data files by others holding the same
+  rows (table maintenance): no offsets in its summary, retried on a new head, given up (None) when
+  the files it replaces are gone or the branch keeps moving;
+* :func:`commit_manifest_merge` — one snapshot adding no data whose manifests are the head's, merged.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import CommitFailedException, ValidationException
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.branches import append_files
@@ -44,6 +48,7 @@ log = logging.getLogger(__name__)
 MAX_SCHEMA_ROUNDS = 20
 COMMIT_ATTEMPTS = 10
 COMMIT_BACKOFF_SECONDS = (0.1, 2.0)  # first and largest pause between attempts
+REWRITE_ATTEMPTS = 3
 
 Work = TypeVar("Work")
 
@@ -175,3 +180,60 @@ def _next_offsets(previous: dict[TopicPartition, int], covered: Mapping[TopicPar
         return {tp: offset for tp, offset in merged.items() if offset is not None}
     return {**previous, **{tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()
                            if offset is not None}}
+
+
+def commit_rewrite(catalog, config: SinkConfig, table_name: str, removed: list, added: list,
+                   properties: dict[str, str]) -> int | None:
+    """Replace ``removed`` data files by ``added`` (the same rows) in one overwrite snapshot; its id.
+
+    The snapshot carries ``properties`` and no offsets, so readers of the offsets walk back past it.
+    When another writer committed in between, it is tried again on the new head (its files stay);
+    None when it still fails after :data:`REWRITE_ATTEMPTS` attempts (e.g. a file it replaces was
+    removed meanwhile): nothing was committed and the caller drops ``added``.
+    """
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    for attempt in range(1, REWRITE_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            with table.transaction() as transaction:
+                with transaction.update_snapshot(snapshot_properties=properties, branch=branch).overwrite() as rewrite:
+                    for data_file in removed:
+                        rewrite.delete_data_file(data_file)
+                    for data_file in added:
+                        rewrite.append_data_file(data_file)
+        except (CommitFailedException, ValidationException) as exc:
+            log.info("Rewrite of %d file(s) of %s conflicted (attempt %d): %s", len(removed), table_name,
+                     attempt, exc)
+            continue
+        head = branch_head(table, branch)
+        assert head is not None, "the rewrite just made a snapshot"
+        return head.snapshot_id
+    return None
+
+
+def commit_manifest_merge(catalog, config: SinkConfig, table_name: str, properties: dict[str, str]) -> int | None:
+    """Merge the branch head's data manifests (an append of no file, merging every bin); the snapshot's id.
+
+    Entries keep their snapshot ids and sequence numbers (they become EXISTING). None when it kept
+    conflicting for :data:`REWRITE_ATTEMPTS` attempts.
+    """
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.table.update.snapshot import _MergeAppendFiles
+
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    for attempt in range(1, REWRITE_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            with table.transaction() as transaction:
+                merge = _MergeAppendFiles(operation=Operation.APPEND, transaction=transaction, io=table.io,
+                                          branch=branch, snapshot_properties=properties)
+                merge._merge_enabled = True  # whatever commit.manifest-merge.enabled says for appends
+                merge._min_count_to_merge = 2
+                merge.commit()
+        except (CommitFailedException, ValidationException) as exc:
+            log.info("Merging the manifests of %s conflicted (attempt %d): %s", table_name, attempt, exc)
+            continue
+        head = branch_head(table, branch)
+        assert head is not None, "the merge just made a snapshot"
+        return head.snapshot_id
+    return None

@@ -5,7 +5,9 @@
     icefloe validate CONFIG.json [--worker worker.properties]
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
     icefloe dlq replay CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
+    icefloe maintain CONFIG.json [--worker worker.properties] [--table NS.TABLE ...]
     icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
+    icefloe migrate --from-connect URL --connector NAME [--worker FILE] [--dry-run] [--to URL] ...
 
 Exit codes: 0 success, 1 the job failed (the message names the record or
 table), 2 the configuration is invalid (the message names the key).
@@ -17,8 +19,9 @@ import argparse
 import json
 import logging
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+import threading
+from concurrent.futures import Future
+from typing import Any, Callable
 
 from connector.api.errors import ConfigException, ConnectException
 from connector.config.sink_config import SinkConfig, load_connector_file
@@ -38,6 +41,15 @@ def main(argv: list[str] | None = None) -> int:
         from connector.deploy import deploy
 
         return deploy(args)
+    if args.command == "migrate":
+        from connector.takeover.migrate import migrate
+
+        _configure_logging(args, None)
+        return migrate(args)
+    if args.command == "maintain":
+        from connector.maintenance.offline import maintain
+
+        return maintain(args)
     console = _terminal(args)
     _configure_logging(args, console)
     try:
@@ -116,11 +128,10 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
     spark_conf = _spark_conf(args.spark_conf)
     bar = terminal_bar(console) if console is not None else None
-    # Spark starts (~4 s of JVM start-up) while the job reads offsets and prepares the tables. Started
+    # Spark starts (~4 s of JVM start-up) while the job reads offsets and prepares the tables, and a
+    # small backlog may be done in the driver before it is up (icefloe.driver.max-records). Started
     # off the main thread, PySpark also leaves SIGINT to StopSignal: Ctrl-C finishes the commit in flight.
-    starting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start")
-    session = starting.submit(build_session, f"icefloe-{config.name}", spark_conf, quick_start=True)
-    starting.shutdown(wait=False)
+    session = _start_in_background(build_session, f"icefloe-{config.name}", spark_conf, quick_start=True)
     try:
         job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
                       progress_bar=bar, metrics=metrics)
@@ -136,13 +147,28 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
         print(f"Job failed: {exc}", file=sys.stderr)
         return 1
     finally:
-        if not borrowed and session.exception() is None:
+        # A session still starting is left to die with this process (its JVM exits when our pipe closes).
+        if not borrowed and session.done() and session.exception() is None:
             session.result().stop()
     print(json.dumps({"connector": config.name, "cycles": len(summary.cycles),
                       "records_read": summary.records_read,
                       "rows_written": _sum_rows(summary),
                       "dlq_records": sum(sum(c.dlq_records.values()) for c in summary.cycles)}, indent=None))
     return 0
+
+
+def _start_in_background(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+    """``function(*args, **kwargs)`` in a daemon thread: exiting never waits for it."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="spark-start", daemon=True).start()
+    return future
 
 
 def _sum_rows(summary) -> dict[str, int]:
@@ -184,6 +210,8 @@ def _parser() -> argparse.ArgumentParser:
     _serve_parser(sub)
     _deploy_parser(sub)
     _dlq_parser(sub)
+    _migrate_parser(sub)
+    _maintain_parser(sub)
     return parser
 
 
@@ -235,6 +263,22 @@ def _dlq(config: SinkConfig) -> int:
         return 1
     print(json.dumps(report.as_dict()))
     return 0
+
+
+def _migrate_parser(sub) -> None:
+    from connector.takeover.migrate import add_parser
+
+    add_parser(sub)
+
+
+def _maintain_parser(sub) -> None:
+    maintain = sub.add_parser("maintain", help="run table maintenance once (compaction, snapshot expiry, "
+                                               "orphan files) for a stopped connector")
+    maintain.add_argument("config", help="connector config JSON (REST body or flat map)")
+    maintain.add_argument("--worker", help="Kafka Connect worker properties file (for config providers)")
+    maintain.add_argument("--table", action="append", default=[], metavar="NS.TABLE",
+                          help="a table to maintain besides the config's iceberg.tables (repeatable)")
+    maintain.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bar")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,12 @@ once while a cycle left part of the backlog behind. SIGTERM or Ctrl-C asks
 the loop to stop: a cycle in flight finishes and commits first, a second
 Ctrl-C aborts at once (nothing uncommitted is ever visible, so an abort loses
 no data either: the next run resumes from the tables).
+
+Between cycles the job's :class:`~connector.maintenance.runner.Maintainer`
+maintains its tables (compaction, manifest rewrite, snapshot expiry, orphan
+files; docs/operations.md, Maintenance): in continuous mode at most every
+``icefloe.maintenance.interval-ms`` within ``icefloe.maintenance.budget-ms``,
+with ``--until-caught-up`` once at the end.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
 from connector.kafka.topics import resolve_partitions
+from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
 
 if TYPE_CHECKING:
@@ -90,12 +97,14 @@ class SinkJob:
                                        max_tasks=self._max_tasks, split_large=until_caught_up,
                                        probe=probe_schema_needs)
         self._default_parallelism = default_parallelism
+        self._cycle_records = 0  # offsets the cycle being planned covers
         self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
                                     config.connect.errors_retry_delay_max_ms, self.stop.event)
+        self.maintainer = Maintainer(config, self.coordinator.catalog, metrics=metrics)
 
     def _max_tasks(self) -> int:
-        if not self.until_caught_up:
-            return self.config.connect.tasks_max
+        if not self.until_caught_up or self._cycle_records <= self.config.icefloe.driver_max_records:
+            return self.config.connect.tasks_max  # (a small cycle runs in the driver: no Spark to wait for)
         # a backfill is not capped by tasks.max nor by the partition count
         parallelism = self._default_parallelism
         if parallelism is None:
@@ -119,12 +128,14 @@ class SinkJob:
             if self.until_caught_up:
                 target = self.retry.call(self.targets, "Reading the end offsets")
                 self.retry.call(lambda: self.catch_up(target, summary), "A commit cycle")
+                self.maintainer.after_backfill(summary.cycles, stop=lambda: self.stop.requested)
                 return summary
             interval = self.config.iceberg.commit_interval_ms / 1000
             while not self.stop.requested:
                 began = time.monotonic()
                 behind = self.retry.call(lambda: self.catch_up(self.targets(), summary, cycles=1),
                                          "A commit cycle")
+                self.maintainer.between_cycles(summary.cycles, stop=lambda: self.stop.requested)
                 if not behind:
                     self.stop.event.wait(max(0.0, interval - (time.monotonic() - began)))
         except StoppedWhileRetrying as stopped:  # nothing was in flight: a clean stop
@@ -159,8 +170,11 @@ class SinkJob:
     def cycle(self, start: dict[TopicPartition, int], target: dict[TopicPartition, int]) -> CycleReport | None:
         """One commit cycle from ``start`` towards ``target``, bounded by ``icefloe.commit.max-records``."""
         end = bounded_end(start, target, self.config.icefloe.commit_max_records)
+        self._cycle_records = sum(end[tp] - start.get(tp, end[tp]) for tp in end)
+        driver_rounds = getattr(self.runner, "driver_rounds", 0)
         report = self.coordinator.run_cycle(self.runner, start, end)
         if report:
-            log.info("Cycle %d: %d records, rows %s, %.1fs", self.coordinator.cycle_number,
-                     report.records_read, report.rows_written, report.seconds)
+            where = " (tasks in the driver)" if getattr(self.runner, "driver_rounds", 0) > driver_rounds else ""
+            log.info("Cycle %d: %d records%s, rows %s, %.1fs", self.coordinator.cycle_number,
+                     report.records_read, where, report.rows_written, report.seconds)
         return report

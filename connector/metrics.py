@@ -12,12 +12,15 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, make_asgi_app, start_http_server
 
 from connector.channel.coordinator import CycleReport
 from connector.kafka.offsets import TopicPartition
+
+if TYPE_CHECKING:
+    from connector.maintenance.runner import MaintenanceReport
 
 # A cycle takes from about a second (a small continuous cycle) to many minutes (a backfill's).
 LATENCY_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
@@ -57,6 +60,25 @@ class _Families:
         self.commit_latency = Histogram("icefloe_commit_latency_seconds", "From a cycle's start until its "
                                         "commit is visible", ["connector"], buckets=LATENCY_BUCKETS,
                                         registry=registry)
+        # table maintenance (connector/maintenance/)
+        self.table_files = gauge("icefloe_table_data_files", "Data files of the table's current snapshot",
+                                 "table")
+        self.table_file_size = gauge("icefloe_table_average_file_size_bytes", "Average size of the data files "
+                                     "of the table's current snapshot", "table")
+        self.table_snapshots = gauge("icefloe_table_snapshots", "Snapshots the table keeps", "table")
+        self.compaction_seconds = gauge("icefloe_compaction_last_duration_seconds", "Duration of the table's "
+                                        "last compaction", "table")
+        self.compaction_time = gauge("icefloe_compaction_last_timestamp_seconds", "Unix time of the table's "
+                                     "last compaction that committed", "table")
+        self.bytes_rewritten = counter("icefloe_compaction_bytes_rewritten", "Bytes of data files compaction "
+                                       "replaced", "table")
+        self.files_rewritten = counter("icefloe_compaction_files_rewritten", "Data files compaction replaced",
+                                       "table")
+        self.files_deleted = counter("icefloe_maintenance_files_deleted", "Files maintenance deleted",
+                                     "table", "kind")
+        self.snapshots_expired = counter("icefloe_snapshots_expired", "Snapshots expired", "table")
+        self.maintenance_seconds = gauge("icefloe_maintenance_last_round_seconds", "Duration of the last "
+                                         "maintenance round")
         # connector → (family, label values) of every series it has, so that deleting a connector
         # removes them all, whichever of its jobs (before a restart, after) created them
         self.series: dict[str, set[tuple[Any, tuple[str, ...]]]] = {}
@@ -140,6 +162,25 @@ class JobMetrics:
                 continue
             self._child(self._m.committed_offset, topic, partition).set(offset)
             self._child(self._m.lag, topic, partition).set(max(0, end - offset))
+
+    def maintenance_done(self, report: MaintenanceReport) -> None:
+        """A maintenance round ended: the tables' file counts and sizes, what it rewrote and deleted."""
+        self._child(self._m.maintenance_seconds).set(report.seconds)
+        for table, done in report.tables.items():
+            self._child(self._m.table_files, table).set(done.data_files)
+            self._child(self._m.table_file_size, table).set(done.average_file_size)
+            self._child(self._m.table_snapshots, table).set(done.snapshots)
+            compaction = done.compaction
+            if compaction is not None and compaction.groups:
+                self._child(self._m.compaction_seconds, table).set(compaction.seconds)
+                self._child(self._m.compaction_time, table).set(time.time())
+                self._child(self._m.bytes_rewritten, table).inc(compaction.bytes_rewritten)
+                self._child(self._m.files_rewritten, table).inc(compaction.files_removed)
+            if done.expiry is not None:
+                self._child(self._m.snapshots_expired, table).inc(done.expiry.expired)
+                self._child(self._m.files_deleted, table, "expired").inc(done.expiry.files_deleted)
+                self._child(self._m.files_deleted, table, "metadata").inc(done.expiry.metadata_deleted)
+            self._child(self._m.files_deleted, table, "orphan").inc(done.orphans_deleted)
 
     def stopped(self) -> None:
         """The job ended without failing (caught up, or asked to stop)."""

@@ -8,7 +8,13 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   per table, next offsets and newest timestamps per source partition;
 * :func:`commit_table` — one fast append per table with the offsets in the
   snapshot summary (never moving a table's offsets backwards), retried when
-  another writer committed to the branch in between.
+  another writer committed to the branch in between, and refused when another
+  writer moved the table's offsets since the cycle started (``fence``,
+  connector/channel/fencing.py);
+* :func:`commit_rewrite` — one overwrite snapshot replacing data files by others holding the same
+  rows (table maintenance): no offsets in its summary, retried on a new head, given up (None) when
+  the files it replaces are gone or the branch keeps moving;
+* :func:`commit_manifest_merge` — one snapshot adding no data whose manifests are the head's, merged.
 """
 
 from __future__ import annotations
@@ -18,11 +24,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import CommitFailedException, ValidationException
 
 from connector.api.errors import ConnectException, RetriableException
+from connector.channel.branches import append_files
+from connector.channel.fencing import Fence, offsets_written_ms
 from connector.channel.messages import TaskResult
-from connector.channel.offsets import branch_head, committed_offsets, offsets_reset_key, summary_properties
+from connector.channel.offsets import (
+    branch_head,
+    committed_offsets,
+    java_control_properties,
+    java_keys,
+    offsets_reset_key,
+    summary_properties,
+)
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
@@ -33,6 +48,7 @@ log = logging.getLogger(__name__)
 MAX_SCHEMA_ROUNDS = 20
 COMMIT_ATTEMPTS = 10
 COMMIT_BACKOFF_SECONDS = (0.1, 2.0)  # first and largest pause between attempts
+REWRITE_ATTEMPTS = 3
 
 Work = TypeVar("Work")
 
@@ -103,7 +119,8 @@ class CommitBatch:
 
 def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
                  covered: Mapping[TopicPartition, int | None], commit_id: str, valid_through: int | None,
-                 extra_properties: dict[str, str] | None = None, *, rewind: bool = False) -> int:
+                 extra_properties: dict[str, str] | None = None, *, rewind: bool = False,
+                 fence: Fence | None = None) -> int:
     """One fast append of ``data_files`` with the offsets in the snapshot summary; the new snapshot's id.
 
     The offsets recorded are the table's previous ones updated with ``covered``,
@@ -113,6 +130,10 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
 
     ``rewind`` (altering or resetting offsets, no data files) records ``covered``
     as given, lower or not, and a None offset removes that partition.
+
+    ``fence``: what the cycle saw at its start; the commit is refused
+    (:class:`~connector.channel.fencing.FencedException`) if the table moved since.
+    The Java sinks' control-topic keys are carried into the new snapshot unchanged.
     """
     branch = config.iceberg.table_config(table_name).commit_branch or "main"
     pause, longest = COMMIT_BACKOFF_SECONDS
@@ -120,7 +141,7 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
         table = catalog.load_table(table_name)
         try:
             snapshot_id = _append(table, config, branch, data_files, covered, commit_id, valid_through,
-                                  extra_properties, rewind)
+                                  extra_properties, rewind, fence, table_name)
         except CommitFailedException as exc:
             if attempt == COMMIT_ATTEMPTS:
                 # contention, not a fault of this data: the job runs the cycle again (connector.channel.retry)
@@ -136,17 +157,20 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
 
 def _append(table, config: SinkConfig, branch: str, data_files: list, covered: Mapping[TopicPartition, int | None],
             commit_id: str, valid_through: int | None, extra_properties: dict[str, str] | None,
-            rewind: bool) -> int:
-    previous = committed_offsets(table, config.group_id, branch)
+            rewind: bool, fence: Fence | None = None, table_name: str = "") -> int:
+    java = java_keys(config)
+    previous = committed_offsets(table, config.group_id, branch, java)
+    java_props = java_control_properties(table, java, branch)
+    if fence is not None:
+        fence.check(table_name, previous, java_props, covered,
+                    offsets_written_ms(table, config.group_id, branch) if previous else None)
     offsets = _next_offsets(previous, covered, rewind)
     props = summary_properties(offsets, config.group_id, commit_id, valid_through)
     if not offsets:
         props[offsets_reset_key(config.group_id)] = "true"
+    props.update(java_props)
     props.update(extra_properties or {})
-    with table.transaction() as transaction:
-        with transaction.update_snapshot(snapshot_properties=props, branch=branch).fast_append() as append:
-            for data_file in data_files:
-                append.append_data_file(data_file)
+    append_files(table, branch, props, data_files)  # a branch of a table without snapshots too
     head = branch_head(table, branch)
     assert head is not None, "the append just made a snapshot"
     return head.snapshot_id
@@ -159,3 +183,60 @@ def _next_offsets(previous: dict[TopicPartition, int], covered: Mapping[TopicPar
         return {tp: offset for tp, offset in merged.items() if offset is not None}
     return {**previous, **{tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()
                            if offset is not None}}
+
+
+def commit_rewrite(catalog, config: SinkConfig, table_name: str, removed: list, added: list,
+                   properties: dict[str, str]) -> int | None:
+    """Replace ``removed`` data files by ``added`` (the same rows) in one overwrite snapshot; its id.
+
+    The snapshot carries ``properties`` and no offsets, so readers of the offsets walk back past it.
+    When another writer committed in between, it is tried again on the new head (its files stay);
+    None when it still fails after :data:`REWRITE_ATTEMPTS` attempts (e.g. a file it replaces was
+    removed meanwhile): nothing was committed and the caller drops ``added``.
+    """
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    for attempt in range(1, REWRITE_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            with table.transaction() as transaction:
+                with transaction.update_snapshot(snapshot_properties=properties, branch=branch).overwrite() as rewrite:
+                    for data_file in removed:
+                        rewrite.delete_data_file(data_file)
+                    for data_file in added:
+                        rewrite.append_data_file(data_file)
+        except (CommitFailedException, ValidationException) as exc:
+            log.info("Rewrite of %d file(s) of %s conflicted (attempt %d): %s", len(removed), table_name,
+                     attempt, exc)
+            continue
+        head = branch_head(table, branch)
+        assert head is not None, "the rewrite just made a snapshot"
+        return head.snapshot_id
+    return None
+
+
+def commit_manifest_merge(catalog, config: SinkConfig, table_name: str, properties: dict[str, str]) -> int | None:
+    """Merge the branch head's data manifests (an append of no file, merging every bin); the snapshot's id.
+
+    Entries keep their snapshot ids and sequence numbers (they become EXISTING). None when it kept
+    conflicting for :data:`REWRITE_ATTEMPTS` attempts.
+    """
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.table.update.snapshot import _MergeAppendFiles
+
+    branch = config.iceberg.table_config(table_name).commit_branch or "main"
+    for attempt in range(1, REWRITE_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            with table.transaction() as transaction:
+                merge = _MergeAppendFiles(operation=Operation.APPEND, transaction=transaction, io=table.io,
+                                          branch=branch, snapshot_properties=properties)
+                merge._merge_enabled = True  # whatever commit.manifest-merge.enabled says for appends
+                merge._min_count_to_merge = 2
+                merge.commit()
+        except (CommitFailedException, ValidationException) as exc:
+            log.info("Merging the manifests of %s conflicted (attempt %d): %s", table_name, attempt, exc)
+            continue
+        head = branch_head(table, branch)
+        assert head is not None, "the merge just made a snapshot"
+        return head.snapshot_id
+    return None

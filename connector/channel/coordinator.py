@@ -2,8 +2,8 @@
 
 It runs on the driver. A cycle is: decide where each source partition resumes
 (from the tables' snapshot summaries — the source of truth — then the
-connector's consumer group for a migration from Kafka Connect, then the log
-start), run the tasks over the ranges up to the end offsets, create or evolve
+connector's consumer group for a migration from Kafka Connect, then
+``auto.offset.reset``), run the tasks over the ranges up to the end offsets, create or evolve
 tables the tasks asked for and re-run what they left unfinished, then make one
 Iceberg commit per table carrying the data files of all tasks and the next
 offsets, and finally mirror those offsets to the ``connect-<name>`` group.
@@ -21,15 +21,19 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
+from connector.channel.fencing import Fence, capture
 from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.offsets import committed_offsets
+from connector.channel.offsets import committed_offsets, java_keys
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
 from connector.faults import fault_point
 from connector.kafka.dlq import position_properties
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
-from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, plan_ranges
+from connector.kafka.offset_reset import reset_offsets
+from connector.kafka.offsets import OffsetRange, TopicPartition, plan_ranges
+from connector.takeover.groups import resume_groups
+from connector.takeover.replay import take_over_if_needed
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +99,9 @@ class Coordinator:
         self.split_large = split_large
         self.cycle_number = 0
         self._last_committed: dict[TopicPartition, int] = {}
+        self._committed_tables: set[str] = set()  # noted by each cycle's fence
+        self._reset_positions: dict[TopicPartition, int] = {}
+        self.takeover_checked = False  # the Java sink's control topic is looked at once, before the first cycle
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
         self.isolate_tasks = False
@@ -107,13 +114,22 @@ class Coordinator:
     # --- where to resume --------------------------------------------------------------
 
     def start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """Resume positions: the tables' offsets first, then the consumer group, then the log start."""
+        """Resume positions: the tables' offsets first, then the consumer group(s), then ``auto.offset.reset``."""
         partitions = list(partitions)
+        if not self.takeover_checked:
+            take_over_if_needed(self.catalog, self.config, self.client_conf, partitions)
+            self.takeover_checked = True  # not before: a transient failure runs it again
         from_tables = self.table_offsets(partitions)
         missing = [tp for tp in partitions if tp not in from_tables]
-        from_group = read_group_offsets(self.client_conf, self.config.group_id, missing) if missing else {}
-        missing = [tp for tp in missing if tp not in from_group]
-        from_log = earliest_offsets(self.client_conf, missing) if missing else {}
+        from_group: dict[TopicPartition, int] = {}
+        for group in resume_groups(self.config):  # Tabular's cg-control-<name>, then connect-<name>
+            if missing:
+                from_group.update(read_group_offsets(self.client_conf, group, missing))
+                missing = [tp for tp in missing if tp not in from_group]
+        # auto.offset.reset (earliest, latest or none), resolved once per partition, as a consumer does
+        self._reset_positions.update(reset_offsets(self.client_conf,
+                                                   [tp for tp in missing if tp not in self._reset_positions]))
+        from_log = {tp: self._reset_positions[tp] for tp in missing}
         start = {**from_log, **from_group, **from_tables}
         for tp, offset in self._last_committed.items():  # cycles that wrote no files still moved on
             if tp in start:
@@ -130,7 +146,7 @@ class Coordinator:
             except NoSuchTableError:
                 continue
             branch = self.config.iceberg.table_config(table_name).commit_branch
-            for tp, offset in committed_offsets(table, self.config.group_id, branch).items():
+            for tp, offset in committed_offsets(table, self.config.group_id, branch, java_keys(self.config)).items():
                 if tp in wanted:
                     lowest[tp] = min(offset, lowest.get(tp, offset))
         return lowest
@@ -149,6 +165,7 @@ class Coordinator:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
+        fence = capture(self.catalog, self.config, set(self.config.iceberg.tables) | self._committed_tables, start)
         self._create_missing_tables(start, covered, report)
         if task_of is None:
             groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,
@@ -182,7 +199,7 @@ class Coordinator:
             results, covered = self._without_failed_tasks(results, owners, task_of, covered, report)
         report.count_results(results)
         fault_point("cycle.after-files")
-        self._commit(CommitBatch.of(results), covered, report)
+        self._commit(CommitBatch.of(results), covered, report, fence)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
@@ -253,7 +270,8 @@ class Coordinator:
 
     # --- commit ---------------------------------------------------------------------------
 
-    def _commit(self, batch: CommitBatch, covered: dict[TopicPartition, int], report: CycleReport) -> None:
+    def _commit(self, batch: CommitBatch, covered: dict[TopicPartition, int], report: CycleReport,
+                fence: Fence | None = None) -> None:
         report.records_read = batch.records_read
         report.bytes_read = dict(batch.bytes_read)
         report.rows_written = dict(batch.rows)
@@ -264,7 +282,9 @@ class Coordinator:
         dlq_position = position_properties(self.config, self.client_conf, self.catalog, covered)
         for table_name, table_files in sorted(batch.files.items()):
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
-                                                        covered, commit_id, valid_through, dlq_position)
+                                                        covered, commit_id, valid_through, dlq_position,
+                                                        fence=fence)
+            self._committed_tables.add(table_name)
             report.files_written[table_name] = len(table_files)
             fault_point("cycle.between-table-commits")
         fault_point("cycle.before-group-mirror")

@@ -18,7 +18,7 @@ import traceback
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.offsets import committed_offsets
+from connector.channel.offsets import committed_offsets, java_keys
 from connector.config.sink_config import SinkConfig
 from connector.data.errant import transient as caused_by_a_service
 from connector.data.pipeline import TaskPipeline
@@ -37,7 +37,8 @@ PROBE_RECORDS = 1_000
 def table_offsets(config: SinkConfig) -> CommittedOffsets:
     """How the pipeline learns a table's committed offsets: its snapshot summary on the commit branch."""
     def lookup(table_name: str, table) -> dict:
-        return committed_offsets(table, config.group_id, config.iceberg.table_config(table_name).commit_branch)
+        return committed_offsets(table, config.group_id, config.iceberg.table_config(table_name).commit_branch,
+                                 java_keys(config))
 
     return lookup
 

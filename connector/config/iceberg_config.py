@@ -19,11 +19,14 @@ ICEBERG_CONFIG = (
             doc="destination tables (`ns.table`, comma-separated). Without a route field every record "
                 "goes to every table")
     .define("iceberg.tables.dynamic-enabled", ConfigType.BOOLEAN, False, importance="medium",
-            doc="route each record to the table named by its `route-field` value (lower-cased)")
+            doc="route each record to the table named by its `route-field` value (lower-cased). Without "
+                "`auto-create-enabled`, a record routed to a table that does not exist is skipped, as the Java "
+                "sink does, and counted in a warning (at most once a minute per table and task)")
     .define("iceberg.tables.route-field", ConfigType.STRING, None, importance="medium",
             doc="field (dotted path into nested structs/maps) holding the routing value")
     .define("iceberg.tables.default-commit-branch", ConfigType.STRING, None, importance="medium",
-            doc="branch the commits go to; unset: `main`")
+            doc="branch the commits go to; unset: `main`. The first commit creates the branch, also on a "
+                "table without snapshots (then `main` stays empty, as with the Java sink)")
     .define("iceberg.tables.default-id-columns", ConfigType.STRING, None, importance="medium",
             doc="accepted (identifier columns, comma-separated; the writer is append-only, as Apache's sink)")
     .define("iceberg.tables.default-partition-by", ConfigType.STRING, None, importance="medium",
@@ -43,16 +46,32 @@ ICEBERG_CONFIG = (
             doc="match record fields to columns ignoring case")
     .define("iceberg.catalog", ConfigType.STRING, "iceberg", importance="medium", doc="catalog name")
     .define("iceberg.control.topic", ConfigType.STRING, "control-iceberg", importance="medium",
-            doc="accepted; icefloe coordinates through Spark, not a control topic")
+            doc="icefloe coordinates through Spark, not a control topic; it reads this topic only to take "
+                "over from a Java sink (docs/migration.md) and never moves the Java sinks' snapshot key "
+                "for it backwards")
+    .define("iceberg.control.group-id", ConfigType.STRING, None, importance="low",
+            doc="Tabular's sink only: its consumer group of source offsets (unset: `cg-control-<name>`), "
+                "where a takeover from the Tabular sink resumes, before `connect-<name>`")
     .define("iceberg.control.group-id-prefix", ConfigType.STRING, "cg-control-", importance="low",
             doc="accepted")
     .define("iceberg.control.commit.interval-ms", ConfigType.INT, DEFAULT_COMMIT_INTERVAL_MS, at_least(1),
             "medium", "streaming mode: start a commit cycle this often")
-    .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, importance="medium", doc="accepted")
-    .define("iceberg.control.commit.threads", ConfigType.INT, 0, importance="medium", doc="accepted")
+    .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, importance="medium",
+            doc="accepted and ignored: the Java coordinator's wait for its workers before a partial commit; "
+                "an icefloe cycle commits once all its tasks finished, and a failed task fails the cycle")
+    .define("iceberg.control.commit.threads", ConfigType.INT, 0, importance="medium",
+            doc="accepted and ignored (the Java sink's default is 2 × the cores); icefloe commits the "
+                "tables one after another")
     .define("iceberg.connect.group-id", ConfigType.STRING, None, importance="low",
             doc="consumer group whose offsets mirror the table's, and the suffix of the snapshot offset "
                 "keys; unset: `connect-<name>`")
+    .define("iceberg.tables.cdc-field", ConfigType.STRING, None, importance="medium",
+            doc="Tabular's sink only (a field whose first letter marks a record as insert, update or "
+                "delete). icefloe has no upsert or delete writes yet, so a config that sets it fails "
+                "validation rather than turning updates and deletes into appends")
+    .define("iceberg.tables.upsert-mode-enabled", ConfigType.BOOLEAN, False, importance="medium",
+            doc="Tabular's sink only (every record replaces the row with its id columns). Not supported yet: "
+                "`true` fails validation rather than appending duplicates")
     .define("iceberg.hadoop-conf-dir", ConfigType.STRING, None, importance="medium", doc="accepted")
     .define("iceberg.coordinator.transactional.prefix", ConfigType.STRING, "", importance="low",
             doc="accepted")
@@ -97,6 +116,8 @@ class IcebergConfig:
     default_id_columns: tuple[str, ...]
     default_commit_branch: str | None
     connect_group_id: str | None
+    control_topic: str = "control-iceberg"
+    control_group_id: str | None = None  # Tabular's iceberg.control.group-id
     table_overrides: Mapping[str, dict[str, str]] = field(default_factory=dict)
 
     def table_config(self, table: str) -> TableConfig:
@@ -137,11 +158,22 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
                               "(iceberg.tables.route-field)")
     if not tables and not dynamic:
         raise ConfigException("Must specify table name(s) (iceberg.tables)")
+    if values["iceberg.tables.cdc-field"]:
+        raise ConfigException("iceberg.tables.cdc-field", values["iceberg.tables.cdc-field"],
+                              "CDC writes (updates and deletes) are not supported by icefloe yet; refusing to "
+                              "write them as appends. Remove the key to append every record")
+    if values["iceberg.tables.upsert-mode-enabled"]:
+        raise ConfigException("iceberg.tables.upsert-mode-enabled", "true",
+                              "upsert mode is not supported by icefloe yet; refusing to append duplicates instead")
     overrides = _table_overrides(props)
     for table, own in overrides.items():
         if "route-regex" in own:
             _check_regex(f"iceberg.table.{table}.route-regex", own["route-regex"])
     write_props = {**prefixed(props, "iceberg.table.write-props."), **prefixed(props, "iceberg.tables.write-props.")}
+    file_format = write_props.get("write.format.default", "parquet")
+    if file_format.strip().lower() != "parquet":
+        raise ConfigException("iceberg.tables.write-props.write.format.default", file_format,
+                              "icefloe writes Parquet data files only")
     return IcebergConfig(
         tables=tables,
         dynamic_enabled=dynamic,
@@ -160,6 +192,8 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
                                        values["iceberg.tables.default-id-columns"] or ""),
         default_commit_branch=values["iceberg.tables.default-commit-branch"],
         connect_group_id=values["iceberg.connect.group-id"],
+        control_topic=values["iceberg.control.topic"],
+        control_group_id=values["iceberg.control.group-id"],
         table_overrides=overrides,
     )
 

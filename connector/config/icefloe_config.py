@@ -5,11 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from connector.api.config_def import ConfigDef, ConfigType, at_least
+from connector.api.config_def import ConfigDef, ConfigType, at_least, valid_string
 
 COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
 TRANSIENT_RETRY_TIMEOUT = "icefloe.transient.retry-timeout-ms"
+DRIVER_MAX_RECORDS = "icefloe.driver.max-records"
+TAKEOVER = "icefloe.takeover"
+
+# Table maintenance (connector/maintenance/): on by default, between commit cycles.
+MAINTENANCE_ENABLED = "icefloe.maintenance.enabled"
+MAINTENANCE_INTERVAL_MS = "icefloe.maintenance.interval-ms"
+MAINTENANCE_BUDGET_MS = "icefloe.maintenance.budget-ms"
+COMPACTION_MIN_INPUT_FILES = "icefloe.maintenance.compaction.min-input-files"
+COMPACTION_SMALL_FILE_RATIO = "icefloe.maintenance.compaction.small-file-ratio"
+SNAPSHOT_MAX_AGE_MS = "icefloe.maintenance.snapshot.max-age-ms"
+SNAPSHOT_MIN_TO_KEEP = "icefloe.maintenance.snapshot.min-to-keep"
+METADATA_DELETE_OLD = "icefloe.maintenance.metadata.delete-old"
+ORPHAN_MIN_AGE_MS = "icefloe.maintenance.orphan.min-age-ms"
+MANIFESTS_MIN_COUNT = "icefloe.maintenance.manifests.min-count"
 
 ICEFLOE_CONFIG = (
     ConfigDef()
@@ -24,13 +38,77 @@ ICEFLOE_CONFIG = (
             "300 ms up to `errors.retry.delay.max.ms`; past it without a success the job fails, naming "
             "the fault. `-1`: forever; `0`: fail at once. A re-run cycle resumes from the tables' "
             "offsets, so nothing is duplicated")
+    .define(DRIVER_MAX_RECORDS, ConfigType.LONG, 20_000, at_least(0), "medium",
+            "a commit cycle of at most this many source offsets runs its tasks in the driver process "
+            "instead of on Spark: a small backlog (`icefloe run` on a quiet topic) is committed without "
+            "waiting for the Spark session to start, and a quiet stream's cycles skip a Spark job's "
+            "scheduling. Larger cycles run on Spark. `0`: every cycle on Spark")
+    .define(TAKEOVER, ConfigType.STRING, "auto", valid_string("auto", "control-topic", "none"), "medium",
+            "taking over from a Java Iceberg sink of the same connector (docs/migration.md). `auto`: when a "
+            "table's newest offsets are a Java sink's control-topic key, or the tables hold no icefloe offsets "
+            "yet, first commit the complete commits the Java coordinator left on `iceberg.control.topic` and "
+            "resume from the source offsets they cover; `control-topic`: do that on every start; `none`: never "
+            "read the control topic (resume from the tables, then the consumer groups)")
+    .define(MAINTENANCE_ENABLED, ConfigType.BOOLEAN, True, None, "medium",
+            "run table maintenance (compaction of small files, snapshot expiry with the deletion of the files "
+            "only expired snapshots referenced, old metadata files, orphan files) on the tables the connector "
+            "writes, between its commit cycles and once at the end of `--until-caught-up`. A table with the "
+            "table property `icefloe.maintenance.enabled=false` is left alone")
+    .define(MAINTENANCE_INTERVAL_MS, ConfigType.LONG, 60_000, at_least(0), "low",
+            "in continuous mode, the least time between the starts of two maintenance rounds")
+    .define(MAINTENANCE_BUDGET_MS, ConfigType.LONG, 10_000, at_least(1), "medium",
+            "time one maintenance round may take: no new step (a compaction group, a table's expiry or orphan "
+            "scan) starts once it is spent, and the next round resumes where this one stopped; a data commit "
+            "is delayed by at most about this much")
+    .define(COMPACTION_MIN_INPUT_FILES, ConfigType.INT, 5, at_least(2), "medium",
+            "a partition is compacted once it has at least this many small data files; they are bin-packed "
+            "into files near the table's `write.target-file-size-bytes` (512 MB when unset)")
+    .define(COMPACTION_SMALL_FILE_RATIO, ConfigType.DOUBLE, 0.75, at_least(0.0), "low",
+            "a data file is small when its size is below this fraction of the target file size")
+    .define(SNAPSHOT_MAX_AGE_MS, ConfigType.LONG, 3_600_000, at_least(0), "medium",
+            "snapshots older than this expire, for tables without the table property "
+            "`history.expire.max-snapshot-age-ms` (which wins). Branch and tag heads, the last "
+            "`min-to-keep` snapshots of each branch and the snapshots leading to the newest source offsets "
+            "of every consumer group are kept")
+    .define(SNAPSHOT_MIN_TO_KEEP, ConfigType.INT, 10, at_least(1), "medium",
+            "the newest snapshots of each branch kept whatever their age, for tables without the table "
+            "property `history.expire.min-snapshots-to-keep` (which wins)")
+    .define(METADATA_DELETE_OLD, ConfigType.BOOLEAN, True, None, "low",
+            "delete metadata files no longer in the table's metadata log (which keeps "
+            "`write.metadata.previous-versions-max` versions, 100 when unset), for tables without the table "
+            "property `write.metadata.delete-after-commit.enabled` (which wins)")
+    .define(ORPHAN_MIN_AGE_MS, ConfigType.LONG, 86_400_000, at_least(0), "medium",
+            "files under the table's location that no snapshot references (written by cycles that crashed "
+            "before committing) are deleted once older than this; younger ones are never touched, since "
+            "another writer may still be about to commit them")
+    .define(MANIFESTS_MIN_COUNT, ConfigType.INT, 50, at_least(2), "low",
+            "once a branch head's data manifests (one more per commit) reach this many, they are merged into "
+            "manifests of about `commit.manifest.target-size-bytes` (8 MB when unset) in one snapshot that "
+            "adds no data")
 )
+
+
+@dataclass(frozen=True)
+class MaintenanceConfig:
+    enabled: bool = True
+    interval_ms: int = 60_000
+    budget_ms: int = 10_000
+    min_input_files: int = 5
+    small_file_ratio: float = 0.75
+    snapshot_max_age_ms: int = 3_600_000
+    snapshot_min_to_keep: int = 10
+    metadata_delete_old: bool = True
+    orphan_min_age_ms: int = 86_400_000
+    manifests_min_count: int = 50
 
 
 @dataclass(frozen=True)
 class IcefloeConfig:
     commit_max_records: int  # 0: unbounded
     transient_retry_timeout_ms: int = 300_000  # -1: forever
+    driver_max_records: int = 20_000  # 0: always on Spark
+    takeover: str = "auto"
+    maintenance: MaintenanceConfig = MaintenanceConfig()
 
 
 def is_icefloe_key(key: str) -> bool:
@@ -39,5 +117,13 @@ def is_icefloe_key(key: str) -> bool:
 
 def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
     values = ICEFLOE_CONFIG.parse(props)
+    maintenance = MaintenanceConfig(
+        enabled=values[MAINTENANCE_ENABLED], interval_ms=values[MAINTENANCE_INTERVAL_MS],
+        budget_ms=values[MAINTENANCE_BUDGET_MS], min_input_files=values[COMPACTION_MIN_INPUT_FILES],
+        small_file_ratio=values[COMPACTION_SMALL_FILE_RATIO], snapshot_max_age_ms=values[SNAPSHOT_MAX_AGE_MS],
+        snapshot_min_to_keep=values[SNAPSHOT_MIN_TO_KEEP], metadata_delete_old=values[METADATA_DELETE_OLD],
+        orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS], manifests_min_count=values[MANIFESTS_MIN_COUNT])
     return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
-                         transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT])
+                         transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT],
+                         driver_max_records=values[DRIVER_MAX_RECORDS], takeover=values[TAKEOVER],
+                         maintenance=maintenance)

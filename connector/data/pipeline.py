@@ -91,6 +91,7 @@ from connector.data.record_converter import NAME_MAPPING_PROPERTY, RecordConvers
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
+from connector.data.suspicious_rows import not_json_objects, not_registry_framed
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableState, TableWriters
 from connector.data.typed_batch import DecodedBatch, to_table
 from connector.kafka.offsets import TopicPartition
@@ -361,36 +362,13 @@ class TaskPipeline:
         return self._write(self._per_record_rows(batch), may_ask=True)
 
     def _suspicious(self, batch: pa.RecordBatch, thorough: bool) -> np.ndarray | None:
-        """Rows of a declined batch that look bad on their own; None when the strategy has no such
-        check or no row looks bad.
-
-        JSON values: not ``{...}`` on one line (column-wise); ``thorough``: not parsing to an object
-        (``json.loads``, per value). Registry-framed values (Avro, JSON Schema): shorter than the
-        5-byte frame or not starting with the magic byte 0.
-        """
+        """Rows of a declined batch that look bad on their own (:mod:`connector.data.suspicious_rows`)."""
         values = batch.column("value")
-        present = values.is_valid()
         if self.path in (COLUMNAR_AVRO, COLUMNAR_JSON_SCHEMA):
-            short = pc.less(pc.binary_length(values), 5)
-            magic = pc.binary_slice(values, 0, 1) if hasattr(pc, "binary_slice") else None
-            bad = short if magic is None else pc.or_(short, pc.not_equal(magic, pa.scalar(b"\x00", pa.binary())))
-        elif self.path not in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
-            return None
-        elif not thorough:
-            flags = _not_one_line_objects(values)
-            return flags if flags.any() else None
-        else:
-            flags = np.zeros(len(values), dtype=bool)
-            for i, value in enumerate(values.to_pylist()):
-                if value is None:
-                    continue
-                try:
-                    flags[i] = not isinstance(json.loads(value), dict)
-                except (ValueError, RecursionError):
-                    flags[i] = True
-            return flags if flags.any() else None
-        flags = pc.and_(present, pc.fill_null(bad, True)).to_numpy(zero_copy_only=False)
-        return flags if flags.any() else None
+            return not_registry_framed(values)
+        if self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
+            return not_json_objects(values, thorough)
+        return None
 
     def _screened(self, batch: pa.RecordBatch, suspicious: np.ndarray, screen: int
                   ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
@@ -542,10 +520,14 @@ class TaskPipeline:
     def _open(self, table_name: str, rows: TableRows, needs: SchemaNeeds, may_ask: bool) -> TableState | None:
         if not may_ask:
             state = self.tables.existing(table_name)
+            if state is None and table_name in self.tables.missing:  # skipped (dynamic, no auto-create)
+                self.tables.missing.skip(table_name, len(rows))
+                return None
             if state is None:
                 raise Declined("table to create")
             return state
-        return self.tables.open(table_name, lambda: _sample(rows, skip_bad=self.errors.tolerant), needs)
+        return self.tables.open(table_name, lambda: _sample(rows, skip_bad=self.errors.tolerant), needs,
+                                len(rows))
 
     def _convert(self, state: TableState, rows: TableRows) -> tuple[pa.Table | None, Any]:
         """(the rows in the table's schema, None) or (None, the schema updates they need)."""
@@ -648,31 +630,6 @@ class TaskPipeline:
             self.dead_letters.flush()
             self.dead_letters.close()
         return written
-
-
-def _not_one_line_objects(values: pa.Array) -> np.ndarray:
-    """Per value: present and not ``{`` ... ``}`` on one line (from the Arrow buffers, no Python loop)."""
-    values = values.cast(pa.binary()) if values.type != pa.binary() else values
-    n = len(values)
-    offsets_buffer, data_buffer = values.buffers()[1], values.buffers()[2]
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset:values.offset + n + 1].astype(np.int64)
-    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    starts, ends = offsets[:-1], offsets[1:]
-    present = values.is_valid().to_numpy(zero_copy_only=False)
-    lengths = ends - starts
-    bad = lengths < 2
-    ok = ~bad
-    first = np.zeros(n, dtype=np.uint8)
-    last = np.zeros(n, dtype=np.uint8)
-    first[ok] = data[starts[ok]]
-    last[ok] = data[ends[ok] - 1]
-    bad |= (first != ord("{")) | (last != ord("}"))
-    span = data[offsets[0]:offsets[-1]]
-    breaks = (span == 10) | (span == 13)
-    if breaks.any():
-        counts = np.add.reduceat(breaks.astype(np.int64), np.minimum(starts - offsets[0], max(len(span) - 1, 0)))
-        bad |= ok & (counts > 0) & (lengths > 0)
-    return present & bad
 
 
 def _merged(pieces: list[tuple[SchemaNeeds, list[tuple[str, pa.Table]]]]

@@ -29,6 +29,7 @@ from connector.api.errors import ConfigException, DataException
 from connector.api.struct import Struct
 from connector.config.sink_config import SinkConfig
 from connector.data.json_batch import JsonBatchConverter
+from connector.data.missing_tables import MissingTables
 from connector.data.record_converter import RecordConverter, registry_schema_note
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import SchemaUpdates
@@ -95,6 +96,7 @@ class TableWriters:
         self.schema_ids = schema_ids
         self.tables: dict[str, TableState] = {}
         self._forgotten: list[TableState] = []  # dropped by forget(), with the files they wrote
+        self.missing = MissingTables(task_id)  # dynamic routing to tables that may not be created
 
     # --- tables ----------------------------------------------------------------------
 
@@ -111,9 +113,10 @@ class TableWriters:
         return state
 
     def open(
-        self, table_name: str, sample: Callable[[], tuple[Any, Any, str]], needs: SchemaNeeds
+        self, table_name: str, sample: Callable[[], tuple[Any, Any, str]], needs: SchemaNeeds, records: int = 1
     ) -> TableState | None:
-        """The table's state; None if it must be created first (then ``needs`` says how).
+        """The table's state; None if it must be created first (then ``needs`` says how), or when the
+        ``records`` routed to it are skipped (dynamic routing to a table that may not be created).
 
         ``sample()`` gives (value, Connect schema or None, where) of the first record for
         the table, from which a new table's schema is derived.
@@ -121,6 +124,9 @@ class TableWriters:
         state = self.existing(table_name)
         if state is not None:
             return state
+        if not self.config.iceberg.auto_create and self.config.iceberg.dynamic_enabled:
+            self.missing.skip(table_name, records)
+            return None
         if not self.config.iceberg.auto_create:
             raise ConfigException(
                 f"Table {table_name} does not exist; create it or set iceberg.tables.auto-create-enabled=true"
@@ -175,13 +181,15 @@ class TableWriters:
             return
         data = pa.concat_tables(state.buffer)
         state.buffer, state.buffered_rows = [], 0
-        state.files.extend(write_data_files(state.table, data, task_id=self.task_id))
+        state.files.extend(write_data_files(state.table, data, task_id=self.task_id,
+                                            write_props=self.config.iceberg.write_props))
         state.rows_written += data.num_rows
 
     def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
         """Flush every buffer; the data files and row counts written per table."""
         files: dict[str, list[Any]] = {}
         rows: dict[str, int] = {}
+        self.missing.close()
         for state in [*self._forgotten, *self.tables.values()]:
             self._flush(state)
             if state.files:

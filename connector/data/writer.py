@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from typing import Iterator
+from typing import Iterator, Mapping
 
 import pyarrow as pa
 from pyiceberg.io.pyarrow import (
@@ -46,17 +46,23 @@ from pyiceberg.utils.properties import property_as_int
 log = logging.getLogger(__name__)
 
 
-def write_data_files(table: Table, data: pa.Table, *, task_id: str) -> list[DataFile]:
+def write_data_files(table: Table, data: pa.Table, *, task_id: str,
+                     write_props: Mapping[str, str] | None = None) -> list[DataFile]:
     """Write ``data`` (Arrow schema from ``schema_to_pyarrow`` with field ids) as data files.
 
     Nothing is committed: append the returned files with a transaction's fast
     append. ``task_id`` only labels the log line; uniqueness comes from a
-    fresh random ``write_uuid`` per call.
+    fresh random ``write_uuid`` per call. ``write_props`` (the connector's
+    ``iceberg.tables.write-props.*``) are laid over the table's properties for
+    this write, as the Java sink does: codec and level, target file size,
+    page and dictionary sizes, page and row-group row limits.
     """
     if data.num_rows == 0:
         return []
     write_uuid = uuid.uuid4()
     metadata = table.metadata
+    if write_props:
+        metadata = metadata.model_copy(update={"properties": {**metadata.properties, **write_props}})
     if metadata.spec().is_unpartitioned():
         files = list(_dataframe_to_data_files(metadata, data, table.io, write_uuid=write_uuid))
     else:

@@ -51,6 +51,10 @@ class ConnectClient:
         response = self._send("PUT", f"/connectors/{_seg(name)}/config", json=config)
         return response.status_code == 201
 
+    def stop(self, name: str) -> None:
+        """``PUT /connectors/NAME/stop`` (Connect 3.5+): the connector and its tasks are shut down."""
+        self._send("PUT", f"/connectors/{_seg(name)}/stop")
+
     def delete(self, name: str) -> None:
         self._send("DELETE", f"/connectors/{_seg(name)}")
 

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import signal
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -117,13 +117,10 @@ class _Asgi:
 
 def _start_spark(pairs: list[str]) -> Future:
     """The worker's one Spark session, started off the main thread so HTTP answers at once."""
-    from connector.cli import _spark_conf
+    from connector.cli import _spark_conf, _start_in_background
     from connector.spark.session import build_session
 
-    starting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start")
-    session = starting.submit(build_session, "icefloe-worker", _spark_conf(pairs))
-    starting.shutdown(wait=False)
-    return session
+    return _start_in_background(build_session, "icefloe-worker", _spark_conf(pairs))
 
 
 def _stop_spark(spark: Future) -> None:

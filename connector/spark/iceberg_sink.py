@@ -66,7 +66,7 @@ from pyspark.sql.types import (
 from connector.api.errors import ConfigException, DataException
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.messages import TaskResult
-from connector.channel.offsets import committed_offsets, summaries
+from connector.channel.offsets import committed_offsets, java_keys, summaries
 from connector.channel.worker import new_pipeline
 from connector.config.sink_config import SinkConfig, load_connector_file
 from connector.data.catalog import load_catalog
@@ -375,7 +375,8 @@ def _group_offsets(catalog, config: SinkConfig, covered: dict[TopicPartition, in
     mirror = dict(covered)
     for table_name in snapshots:
         branch = config.iceberg.table_config(table_name).commit_branch
-        for tp, offset in committed_offsets(catalog.load_table(table_name), config.group_id, branch).items():
+        table = catalog.load_table(table_name)
+        for tp, offset in committed_offsets(table, config.group_id, branch, java_keys(config)).items():
             if tp in mirror:
                 mirror[tp] = max(offset, mirror[tp])
     return mirror

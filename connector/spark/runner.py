@@ -21,6 +21,16 @@ from connector.channel.worker import run_task, run_task_isolated
 WORKER_CRASHED = "Python worker exited unexpectedly"
 
 
+def runs_in_driver(assignments: Sequence[TaskAssignment]) -> bool:
+    """Whether a round of tasks is small enough to run in the driver (``icefloe.driver.max-records``).
+
+    Starting a Spark job costs more than reading a few thousand records, and the
+    first one waits for the session to start: a small cycle is done sooner here.
+    """
+    limit = assignments[0].config.icefloe.driver_max_records
+    return limit > 0 and sum(r.count for a in assignments for r in a.ranges) <= limit
+
+
 class SparkTaskRunner:
     """Runs assignments on a Spark cluster (or ``local[*]``), one Spark partition each.
 
@@ -28,11 +38,13 @@ class SparkTaskRunner:
     prepares its first cycle meanwhile, and waits for the session only to run tasks.
     With ``isolate_failures`` (the REST worker) a task that raises comes back as a
     failed :class:`TaskResult` instead of failing the Spark job of its siblings.
+    A round small enough (:func:`runs_in_driver`) runs in the driver process instead.
     """
 
     def __init__(self, spark: Any, *, isolate_failures: bool = False):
         self._spark = spark
         self.isolate_failures = isolate_failures
+        self.driver_rounds = 0  # rounds of tasks run in the driver (small cycles, runs_in_driver)
 
     @property
     def spark(self) -> Any:
@@ -54,8 +66,11 @@ class SparkTaskRunner:
     def __call__(self, assignments: Sequence[TaskAssignment]) -> list[TaskResult]:
         if not assignments:
             return []
-        context = self.spark.sparkContext
         task = run_task_isolated if self.isolate_failures else run_task
+        if runs_in_driver(assignments):
+            self.driver_rounds += 1
+            return [task(assignment) for assignment in assignments]
+        context = self.spark.sparkContext
         try:
             context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
             return context.parallelize(list(assignments), len(assignments)).map(task).collect()

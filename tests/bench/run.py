@@ -31,6 +31,9 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              100th value malformed JSON (1 %), against the same pipeline with ``errors.tolerance=none``
              on the clean records; the 1 % run checks that the good rows went column-wise
              (screened batches) and that exactly the bad rows were reported
+  maintenance  streaming-sized commits with and without table maintenance, Kafka- and
+             Spark-free (tests/bench/maintenance.py): files, metadata size, scan time against
+             the same rows in one batch, commit latency p50/p99
 
 ``icefloe`` and ``smt3`` run ``ICEFLOE_BENCH_REPEAT`` times each, interleaved
 (so drift hits both alike); medians are reported, and the SMT cost is
@@ -42,7 +45,8 @@ on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
 (comma list of raw, hand-rolled, icefloe, smt3, avro, json-schemas, json-schema, cli, cluster, latency,
-pipeline, tolerance-e2e, tolerance-clean, tolerance-1pct),
+pipeline, tolerance-e2e, tolerance-clean, tolerance-1pct, maintenance), ICEFLOE_BENCH_MAINT_COMMITS
+(default 1800), ICEFLOE_BENCH_MAINT_ROWS (default 500),
 ICEFLOE_BENCH_REPEAT (default 3).
 """
 
@@ -418,11 +422,19 @@ def main() -> int:
         results.update(measure_pipeline(values))
     if not only or only & {"tolerance-clean", "tolerance-1pct"}:
         results.update(measure_tolerance(values, only))
+    maintenance = None
+    if not only or "maintenance" in only:
+        from tests.bench.maintenance import measure_maintenance
+
+        maintenance = measure_maintenance()
     printed = io.StringIO()
     with contextlib.redirect_stdout(_Tee(sys.stdout, printed)):
         report(results)
         report_cli(memory, fixed)
         report_latency(latency)
+        from tests.bench.maintenance import report_maintenance
+
+        report_maintenance(maintenance)
     append_to_docs(printed.getvalue(), only)
     return 0
 

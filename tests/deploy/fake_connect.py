@@ -39,6 +39,8 @@ class FakeWorker:
     requests: list[tuple[str, str]] = field(default_factory=list)
     authorizations: list[str | None] = field(default_factory=list)
     paused: set[str] = field(default_factory=set)  # as after PUT .../pause
+    stopped: set[str] = field(default_factory=set)  # as after PUT .../stop: no tasks
+    stop_delay: int = 0  # status reads that still show tasks after a stop
     _fresh: set[str] = field(default_factory=set)  # PUT since the last status read: tasks not assigned yet
 
     def count(self, method: str, prefix: str = "/") -> int:
@@ -117,6 +119,10 @@ def build_app(worker: FakeWorker) -> FastAPI:
             return _error(404, f"No status found for connector {name}")
         config = worker.configs[name]
         connector = {"state": "RUNNING", "worker_id": WORKER_ID}
+        if name in worker.stopped and worker.stop_delay <= 0:
+            return {"name": name, "connector": {"state": "STOPPED", "worker_id": WORKER_ID}, "tasks": [],
+                    "type": "sink"}
+        worker.stop_delay -= 1 if name in worker.stopped else 0
         if name in worker._fresh or config.get("stuck") == "true":
             worker._fresh.discard(name)
             return {"name": name, "connector": connector, "tasks": [], "type": "sink"}
@@ -127,6 +133,13 @@ def build_app(worker: FakeWorker) -> FastAPI:
         if config.get("fail") == "true":
             tasks[0] = {"id": 0, "state": "FAILED", "worker_id": WORKER_ID, "trace": FAIL_TRACE}
         return {"name": name, "connector": connector, "tasks": tasks, "type": "sink"}
+
+    @app.put("/connectors/{name}/stop")
+    def stop(name: str):
+        if name not in worker.configs:
+            return _error(404, f"Connector {name} not found")
+        worker.stopped.add(name)
+        return Response(status_code=202)
 
     @app.delete("/connectors/{name}")
     def delete(name: str):

@@ -35,6 +35,7 @@ def test_a_registry_answering_500_for_a_while_is_ridden_out(kafka_broker, spark,
         "value.converter.schema.registry.url": schema_registry.url,
         # the client gives up quickly, so the outage outlasts its own retries: the job's retries ride it out
         "value.converter.max.retries": "1", "value.converter.retries.wait.ms": "200",
+        "icefloe.driver.max-records": "0",  # the tasks on Spark's executors, not in the driver
         "errors.retry.delay.max.ms": "1000", "icefloe.transient.retry-timeout-ms": "120000"})
 
     caplog.set_level(logging.WARNING, logger="connector.channel.retry")

@@ -131,9 +131,10 @@ def test_deploy_runs_the_connector_and_a_second_deploy_changes_nothing(worker, k
     assert cli.main(["deploy", str(config), "--url", worker.url]) == 0
     assert "Nothing to change" in capsys.readouterr().out
 
-    metrics = requests.get(f"{worker.url}/metrics", timeout=10).text
+    # counted once the cycle that committed them has ended (after its consumer-group mirror)
     written = f'icefloe_records_written_total{{connector="{props["name"]}",table="{props["iceberg.tables"]}"}} 300.0'
-    assert written in metrics
+    worker.wait_until(lambda: written in requests.get(f"{worker.url}/metrics", timeout=10).text,
+                      "/metrics to count the 300 rows")
 
     status = worker.get(f"/connectors/{props['name']}/status")
     assert status["connector"]["state"] == "RUNNING"

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 def test_a_python_worker_killed_mid_task_loses_and_duplicates_nothing(kafka_broker, tmp_path):
     topic = unique("wkill")
-    props = sink_props(unique("wkill"), topic, "db.wkill", tmp_path)
+    props = sink_props(unique("wkill"), topic, "db.wkill", tmp_path, **{"icefloe.driver.max-records": "0"})  # Spark
     config_file = write_config_file(tmp_path / "wkill.json", props)
     create_topic(kafka_broker.bootstrap, topic, partitions=2)
     produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(2000)], 2)

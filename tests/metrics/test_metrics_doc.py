@@ -9,6 +9,9 @@ from prometheus_client import CollectorRegistry
 
 from connector.api.errors import ConnectException
 from connector.channel.coordinator import CycleReport
+from connector.maintenance.compaction import CompactionReport
+from connector.maintenance.expiry import ExpiryReport
+from connector.maintenance.runner import MaintenanceReport, TableMaintenance
 from connector.metrics import JobMetrics
 
 DOC = Path(__file__).parents[2] / "docs" / "operations.md"
@@ -27,6 +30,9 @@ def test_every_metric_is_documented_with_its_labels():
                                    snapshots={"db.t": 1}, next_offsets={("t", 0): 1},
                                    schema_changes={"db.t": {"create": 1}}, dlq_records={"t": 1},
                                    seconds=1.0), {("t", 0): 1})
+    metrics.maintenance_done(MaintenanceReport(tables={"db.t": TableMaintenance(
+        compaction=CompactionReport(groups=1, files_removed=2, bytes_rewritten=9), expiry=ExpiryReport(expired=1),
+        data_files=1)}))
     metrics.failed(ConnectException("boom"))
     metrics.task_failed(0)
     exported: dict[str, set[str]] = {}

@@ -1,0 +1,195 @@
+"""Maintenance rounds: every table the connector writes, step by step, within a time budget.
+
+A round goes over the tables (the static ones and those the job committed
+to), and for each runs four steps: compaction, manifest rewrite, expiry
+(snapshots, the files only they referenced, old metadata files), orphan cleanup. No step starts once
+the budget is spent, and a compaction stops between groups; the next round
+starts at the table and step where this one stopped, so every table gets its
+turn even when one round cannot do everything. In continuous mode the job asks
+for a round between commit cycles, at most every ``icefloe.maintenance.interval-ms``;
+``--until-caught-up`` and ``icefloe maintain`` run one round without a budget.
+
+Maintenance never fails the job: a step that fails is logged and the round
+goes on with the next table (the table is left as it was, or with the
+maintenance commit done).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from pyiceberg.exceptions import NoSuchTableError
+from pyiceberg.table.snapshots import TOTAL_DATA_FILES, TOTAL_FILE_SIZE
+
+from connector.config.sink_config import SinkConfig
+from connector.maintenance.compaction import CompactionReport, compact
+from connector.maintenance.expiry import ExpiryReport, expire
+from connector.maintenance.manifests import rewrite_manifests
+from connector.maintenance.orphans import delete_orphans
+from connector.maintenance.policy import table_policy
+
+if TYPE_CHECKING:
+    from connector.metrics import JobMetrics
+
+log = logging.getLogger(__name__)
+
+STEPS = ("compact", "manifests", "expire", "orphans")
+
+
+@dataclass
+class TableMaintenance:
+    """What a round did to one table, and the table's state after it."""
+
+    compaction: CompactionReport | None = None
+    expiry: ExpiryReport | None = None
+    orphans_deleted: int = 0
+    manifests: tuple[int, int] = (0, 0)  # data manifests of the head before and after the manifest rewrite
+    data_files: int = 0
+    total_file_size: int = 0
+    snapshots: int = 0
+
+    @property
+    def average_file_size(self) -> float:
+        return self.total_file_size / self.data_files if self.data_files else 0.0
+
+
+@dataclass
+class MaintenanceReport:
+    tables: dict[str, TableMaintenance] = field(default_factory=dict)
+    finished: bool = True  # False: the budget ran out, the next round resumes
+    seconds: float = 0.0
+
+
+class Maintainer:
+    """Runs maintenance rounds for one connector's tables."""
+
+    def __init__(self, config: SinkConfig, catalog, *, metrics: JobMetrics | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.config = config
+        self.keys = config.icefloe.maintenance
+        self.catalog = catalog
+        self.metrics = metrics
+        self.clock = clock
+        self.tables: list[str] = list(config.iceberg.tables)
+        self.cursor = (0, 0)  # (table index, step index) where the next round starts
+        self.last_round: float | None = None
+        self.state = "idle"  # for the REST worker's status
+        self.last_report: MaintenanceReport | None = None
+        self._cycles_seen = 0
+        self.failures: list[str] = []  # "<table>: <step>" of steps that failed in the last round
+
+    @property
+    def enabled(self) -> bool:
+        return self.keys.enabled
+
+    def note_tables(self, tables: Iterable[str]) -> None:
+        for table in tables:
+            if table not in self.tables:
+                self.tables.append(table)
+
+    def between_cycles(self, cycles: list, *, stop: Callable[[], bool] = lambda: False) -> MaintenanceReport | None:
+        """A round within the budget if one is due (``cycles``: the job's cycle reports so far)."""
+        for report in cycles[self._cycles_seen:]:
+            self.note_tables(report.snapshots)
+        self._cycles_seen = len(cycles)
+        if not self.enabled:
+            return None
+        now = self.clock()
+        if self.last_round is not None and now - self.last_round < self.keys.interval_ms / 1000:
+            return None
+        return self.run_round(budget_seconds=self.keys.budget_ms / 1000, stop=stop)
+
+    def after_backfill(self, cycles: list, *, stop: Callable[[], bool] = lambda: False) -> MaintenanceReport | None:
+        """The round at the end of ``--until-caught-up``: without a budget (no commit is waiting)."""
+        self.note_tables(table for report in cycles for table in report.snapshots)
+        if not self.enabled or stop():
+            return None
+        return self.run_round(stop=stop)
+
+    def run_round(self, budget_seconds: float | None = None, *, stop: Callable[[], bool] = lambda: False,
+                  on_step: Callable[[str, str], None] | None = None) -> MaintenanceReport:
+        """One round from the cursor over every table; ``budget_seconds`` None: until done."""
+        began = self.clock()
+        self.last_round = began
+        deadline = float("inf") if budget_seconds is None else began + budget_seconds
+        report = MaintenanceReport()
+        self.failures = []
+        self.state = "running"
+        steps = [(t, s) for t in range(len(self.tables)) for s in range(len(STEPS))]
+        start = steps.index(self.cursor) if self.cursor in steps else 0
+        order = steps[start:] + steps[:start]
+        try:
+            for table_index, step_index in order:
+                if stop() or self.clock() >= deadline:
+                    self.cursor = (table_index, step_index)
+                    report.finished = False
+                    break
+                table_name = self.tables[table_index]
+                if on_step is not None:
+                    on_step(table_name, STEPS[step_index])
+                pending = self._step(table_name, STEPS[step_index], deadline, report)
+                if pending:  # a compaction the budget cut short: the next round starts there
+                    self.cursor = (table_index, step_index)
+                    report.finished = False
+                    break
+            else:
+                self.cursor = (0, 0)
+        finally:
+            self.state = "idle"
+        report.seconds = self.clock() - began
+        for table_name, done in report.tables.items():
+            self._describe(table_name, done)
+        self.last_report = report
+        if self.metrics is not None:
+            self.metrics.maintenance_done(report)
+        return report
+
+    def _step(self, table_name: str, step: str, deadline: float, report: MaintenanceReport) -> bool:
+        """Run one step on one table; whether it left work for the next round."""
+        try:
+            table = self.catalog.load_table(table_name)
+        except NoSuchTableError:
+            return False
+        except Exception:  # noqa: BLE001 - maintenance must never fail the job (the catalog unreachable)
+            log.exception("Maintenance of %s skipped: the table could not be loaded", table_name)
+            self.failures.append(f"{table_name}: {step}")
+            return False
+        policy = table_policy(table.properties, self.keys)
+        if not policy.enabled:
+            return False
+        done = report.tables.setdefault(table_name, TableMaintenance())
+        try:
+            if step == "compact":
+                done.compaction = compact(self.catalog, self.config, table_name, policy, deadline,
+                                          clock=self.clock)
+                return done.compaction.pending > 0
+            if step == "manifests":
+                done.manifests = rewrite_manifests(self.catalog, self.config, table_name, policy)
+            elif step == "expire":
+                done.expiry = expire(self.catalog, table_name, policy, self.config.group_id)
+            else:
+                done.orphans_deleted = delete_orphans(self.catalog, table_name, policy.orphan_min_age_ms)
+        except Exception:  # noqa: BLE001 - maintenance must never fail the job
+            log.exception("Maintenance step %s of %s failed; the table is left as it is", step, table_name)
+            self.failures.append(f"{table_name}: {step}")
+        return False
+
+    def _describe(self, table_name: str, done: TableMaintenance) -> None:
+        try:
+            table = self.catalog.load_table(table_name)
+        except Exception as exc:  # noqa: BLE001 - gone, or the catalog unreachable: no figures this round
+            log.info("No maintenance figures for %s: %s", table_name, exc)
+            return
+        snapshot = table.current_snapshot()
+        summary = snapshot.summary if snapshot is not None and snapshot.summary else None
+        done.data_files = int(summary.get(TOTAL_DATA_FILES) or 0) if summary else 0
+        done.total_file_size = int(summary.get(TOTAL_FILE_SIZE) or 0) if summary else 0
+        done.snapshots = len(table.metadata.snapshots)
+        rewritten = done.compaction.bytes_rewritten if done.compaction else 0
+        log.info("Maintenance of %s: %d data file(s), %.0f bytes on average, %d snapshot(s), "
+                 "%d byte(s) rewritten, %d snapshot(s) expired, %d orphan file(s) deleted", table_name,
+                 done.data_files, done.average_file_size, done.snapshots, rewritten,
+                 done.expiry.expired if done.expiry else 0, done.orphans_deleted)

@@ -1,0 +1,129 @@
+"""The fence (connector/channel/fencing.py) and the Java sinks' snapshot keys (connector/channel/offsets.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from connector.channel.commit import commit_table
+from connector.channel.fencing import FencedException, capture
+from connector.channel.offsets import (
+    committed_offsets,
+    control_offsets,
+    java_keys,
+    java_snapshot_is_newest,
+)
+from connector.config.sink_config import SinkConfig
+from connector.data.catalog import load_catalog
+from tests.channel.test_commit import _written
+from tests.integration.harness import sink_props, unique
+
+
+@pytest.fixture
+def config(tmp_path) -> SinkConfig:
+    return SinkConfig.parse(sink_props(unique("fence"), "t", "db.events", tmp_path))
+
+
+def _java_commit(catalog, table_name: str, key: str, control: dict[str, int], data_files=()) -> None:
+    """A snapshot as the Apache sink's coordinator writes it: control-topic offsets only."""
+    table = catalog.load_table(table_name)
+    props = {key: json.dumps(control), "kafka.connect.commit-id": "java-commit"}
+    with table.transaction() as transaction:
+        with transaction.update_snapshot(snapshot_properties=props).fast_append() as append:
+            for data_file in data_files:
+                append.append_data_file(data_file)
+
+
+def test_a_commit_is_refused_when_another_writer_moved_the_offsets_since_the_cycle_started(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "c1", None)
+    fence = capture(catalog, config, ["db.events"], {("t", 0): 10})
+    ours = _written(config, range(10, 20))
+    # another job of the same connector commits 10..20 first
+    commit_table(catalog, config, "db.events", _written(config, range(10, 20)), {("t", 0): 20}, "c2", None)
+    with pytest.raises(FencedException) as refused:
+        commit_table(catalog, config, "db.events", ours, {("t", 0): 20}, "c3", None, fence=fence)
+    message = str(refused.value)
+    assert "db.events" in message and "topic t partition 0" in message
+    assert "expected next offset 10, found next offset 20" in message
+    table = catalog.load_table("db.events")
+    assert table.scan().to_arrow().num_rows == 20  # nothing of the refused commit landed
+    assert committed_offsets(table, config.group_id) == {("t", 0): 20}
+
+
+def test_a_fence_passes_when_nobody_else_wrote_and_ignores_partitions_the_cycle_does_not_cover(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 5)), {("t", 0): 5}, "c1", None)
+    fence = capture(catalog, config, ["db.events"], {("t", 0): 5, ("t", 1): 0})
+    commit_table(catalog, config, "db.events", [], {("t", 1): 7}, "other", None)  # moves only partition 1
+    commit_table(catalog, config, "db.events", _written(config, range(5, 8)), {("t", 0): 8}, "c2", None,
+                 fence=fence)
+    assert committed_offsets(catalog.load_table("db.events"), config.group_id) == {("t", 0): 8, ("t", 1): 7}
+
+
+def test_a_table_created_during_the_cycle_must_hold_nothing_beyond_the_cycle_start(config):
+    catalog = load_catalog(config.props)
+    fence = capture(catalog, config, ["db.events"], {("t", 0): 0})  # the table does not exist yet
+    assert fence.tables == {}
+    ours = _written(config, range(0, 4))
+    commit_table(catalog, config, "db.events", _written(config, range(0, 4)), {("t", 0): 4}, "other", None)
+    with pytest.raises(FencedException, match="expected at most 0, found 4"):
+        commit_table(catalog, config, "db.events", ours, {("t", 0): 4}, "c1", None, fence=fence)
+
+
+def test_a_java_sink_left_running_is_fenced_by_its_control_topic_key(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 3)), {("t", 0): 3}, "c1", None)
+    fence = capture(catalog, config, ["db.events"], {("t", 0): 3})
+    key = f"kafka.connect.offsets.control-iceberg.{config.group_id}"
+    _java_commit(catalog, "db.events", key, {"0": 12})
+    with pytest.raises(FencedException, match=rf"Java sink key {key}: expected none, found"):
+        commit_table(catalog, config, "db.events", _written(config, range(3, 5)), {("t", 0): 5}, "c2", None,
+                     fence=fence)
+
+
+def test_the_java_control_topic_key_is_never_read_as_source_offsets_and_is_carried_forward(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 3)), {("t", 0): 3}, "c1", None)
+    apache = f"kafka.connect.offsets.control-iceberg.{config.group_id}"
+    _java_commit(catalog, "db.events", apache, {"0": 12, "1": 4})
+    table = catalog.load_table("db.events")
+    java = java_keys(config)
+    # the Java sink committed after icefloe: the table holds no icefloe source offsets any more,
+    # and neither the old icefloe offsets nor the control-topic offsets are taken for them
+    assert committed_offsets(table, config.group_id, None, java) == {}
+    assert committed_offsets(table, config.group_id) == {}  # the default control topic, without a config
+    assert java_snapshot_is_newest(table, config.group_id, java)
+    assert control_offsets(table, java) == {config.group_id: {0: 12, 1: 4}}
+    commit_table(catalog, config, "db.events", _written(config, range(3, 6)), {("t", 0): 6}, "c2", None)
+    table = catalog.load_table("db.events")
+    summary = table.current_snapshot().summary.additional_properties
+    assert json.loads(summary[apache]) == {"0": 12, "1": 4}  # kept, unchanged, for a rollback
+    assert committed_offsets(table, config.group_id, None, java) == {("t", 0): 6}
+    assert not java_snapshot_is_newest(table, config.group_id, java)
+
+
+def test_tabulars_control_group_key_is_recognised(tmp_path):
+    config = SinkConfig.parse(sink_props(unique("tab"), "t", "db.events", tmp_path, **{
+        "connector.class": "io.tabular.iceberg.connect.IcebergSinkConnector",
+        "iceberg.control.topic": "ctl", "iceberg.control.group-id": "my-cg"}))
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 3)), {("t", 0): 3}, "c1", None)
+    _java_commit(catalog, "db.events", "kafka.connect.offsets.ctl.my-cg", {"0": 2})
+    table = catalog.load_table("db.events")
+    java = java_keys(config)
+    assert java.groups == (config.group_id, "my-cg")
+    assert java_snapshot_is_newest(table, config.group_id, java)
+    assert committed_offsets(table, config.group_id, None, java) == {}
+    assert control_offsets(table, java) == {"my-cg": {0: 2}}
+
+
+def test_an_unnoted_table_whose_offsets_predate_the_cycle_is_not_fenced(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "c1", None)
+    # a dynamic table met for the first time; the job started from a lagging group (offset 4)
+    fence = capture(catalog, config, [], {("t", 0): 4})
+    ours = _written(config, range(4, 12))  # the task skips 4..9, which the table holds
+    commit_table(catalog, config, "db.events", ours, {("t", 0): 12}, "c2", None, fence=fence)
+    assert sorted(r["id"] for r in catalog.load_table("db.events").scan().to_arrow().to_pylist()) == list(range(12))

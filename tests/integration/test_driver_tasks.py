@@ -1,0 +1,65 @@
+"""Small cycles run their tasks in the driver (``icefloe.driver.max-records``), large ones on Spark.
+
+A user's first `icefloe run` on a quiet topic should not wait for a Spark
+session to start; a backfill must still spread over Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import Future
+
+import pytest
+
+from connector.channel.messages import TaskAssignment
+from connector.config.sink_config import SinkConfig
+from connector.kafka.offsets import OffsetRange
+from connector.spark.runner import SparkTaskRunner, runs_in_driver
+from tests.integration.harness import produce_round_robin, sink_props, table_rows, unique, write_config_file
+from tests.support.tansu import create_topic
+
+
+def _assignments(tmp_path, limit: str, *counts: int) -> list[TaskAssignment]:
+    config = SinkConfig.parse(sink_props("d", "t", "db.t", tmp_path, **{"icefloe.driver.max-records": limit}),
+                              {"bootstrap.servers": "127.0.0.1:1"})
+    return [TaskAssignment(f"d-{i}", (OffsetRange("t", i, 0, count),), config) for i, count in enumerate(counts)]
+
+
+@pytest.mark.parametrize("limit, counts, in_driver", [
+    ("20000", (10_000, 10_000), True),
+    ("20000", (10_000, 10_001), False),
+    ("0", (1,), False),
+    ("5", (5,), True),
+])
+def test_a_round_runs_in_the_driver_only_up_to_the_limit_over_all_its_tasks(tmp_path, limit, counts, in_driver):
+    assert runs_in_driver(_assignments(tmp_path, limit, *counts)) is in_driver
+
+
+def test_a_small_round_never_waits_for_the_spark_session(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr("connector.spark.runner.run_task", lambda assignment: ran.append(assignment.task_id))
+    never_starts: Future = Future()
+    runner = SparkTaskRunner(never_starts)
+
+    runner(_assignments(tmp_path, "100", 40, 60))
+
+    assert ran == ["d-0", "d-1"] and runner.driver_rounds == 1
+
+
+@pytest.mark.integration
+def test_icefloe_run_on_a_small_topic_commits_with_its_tasks_in_the_driver(kafka_broker, tmp_path):
+    topic = unique("small")
+    create_topic(kafka_broker.bootstrap, topic, partitions=2)
+    produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(1000)], 2)
+    props = sink_props(unique("small"), topic, "db.small", tmp_path)
+    del props["icefloe.driver.max-records"]  # the default
+    config = write_config_file(tmp_path / "c.json", props)
+
+    run = subprocess.run([sys.executable, "-m", "connector.cli", "run", str(config), "--bootstrap-servers",
+                          kafka_broker.bootstrap, "--until-caught-up"], capture_output=True, text=True, timeout=300)
+
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "Cycle 1: 1000 records (tasks in the driver)" in run.stderr
+    assert sorted(row["id"] for row in table_rows(props, "db.small")) == list(range(1000))

@@ -25,7 +25,8 @@ class _Context:
 
 def _run(error: Exception, exit_code: int | None = None):
     runner = SparkTaskRunner(SimpleNamespace(sparkContext=_Context(error, exit_code)))
-    return runner([TaskAssignment("sink-1-1-0", (), None)])  # type: ignore[arg-type]
+    config = SimpleNamespace(icefloe=SimpleNamespace(driver_max_records=0))  # on Spark, never in the driver
+    return runner([TaskAssignment("sink-1-1-0", (), config)])  # type: ignore[arg-type]
 
 
 def test_a_python_worker_that_died_makes_the_cycle_retriable():

@@ -13,22 +13,21 @@ else (a bad record, a config error, an unknown topic) fails at once.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from typing import Callable, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException
 
+from connector.api.backoff import RETRIES_DELAY_MIN_MS, backoff_ms
 from connector.api.errors import ConnectException, RetriableException
-from connector.data.errant import transient as caused_by_a_service
+from connector.data.errant import caused_by_a_service
 from connector.kafka.client_config import KafkaConfigError
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MIN_DELAY_SECONDS = 0.3  # Connect's RetryWithToleranceOperator.RETRIES_DELAY_MIN_MS
 TRANSIENT_KAFKA_CODES = (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT,
                          KafkaError.REQUEST_TIMED_OUT, KafkaError.COORDINATOR_NOT_AVAILABLE,
                          KafkaError.NOT_COORDINATOR)
@@ -62,7 +61,7 @@ class TransientRetry:
 
     def __init__(self, timeout_ms: int, max_delay_ms: int, stop: threading.Event | None = None):
         self.timeout_ms = timeout_ms
-        self.max_delay = max(MIN_DELAY_SECONDS, max_delay_ms / 1000)
+        self.max_delay_ms = max(RETRIES_DELAY_MIN_MS, max_delay_ms)
         self.stop = stop or threading.Event()
 
     def call(self, action: Callable[[], T], what: str) -> T:
@@ -90,6 +89,4 @@ class TransientRetry:
         return self.timeout_ms >= 0 and waited_seconds * 1000 >= self.timeout_ms
 
     def _delay(self, attempt: int) -> float:
-        """Connect's backoff: 300 ms doubling per attempt, at most the maximum, with jitter."""
-        base = min(self.max_delay, MIN_DELAY_SECONDS * (2 ** min(attempt, 20)))
-        return base * random.uniform(0.5, 1.0) if base >= self.max_delay else base
+        return backoff_ms(attempt + 1, self.max_delay_ms) / 1000

@@ -20,7 +20,7 @@ from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets, java_keys
 from connector.config.sink_config import SinkConfig
-from connector.data.errant import transient as caused_by_a_service
+from connector.data.errant import caused_by_a_service
 from connector.data.pipeline import TaskPipeline
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds
 from connector.faults import fault_point

@@ -24,12 +24,12 @@ are never handled here: they fail the task as before.
 from __future__ import annotations
 
 import logging
-import random
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
+from connector.api.backoff import backoff_ms
 from connector.api.errors import ConnectException, DataException, RetriableException
 
 if TYPE_CHECKING:
@@ -51,8 +51,6 @@ _JAVA_EXCEPTIONS: dict[type, str] = {
     ConnectException: "org.apache.kafka.connect.errors.ConnectException",
 }
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
-#: Connect's first pause between retries (``RetryWithToleranceOperator.RETRIES_DELAY_MIN_MS``).
-RETRIES_DELAY_MIN_MS = 300
 
 T = TypeVar("T")
 
@@ -69,7 +67,7 @@ def mark(exc: BaseException, stage: str, executing_class: str, error: BaseExcept
     return exc
 
 
-def transient(exc: BaseException) -> bool:
+def caused_by_a_service(exc: BaseException) -> bool:
     """Whether ``exc`` (or an exception it wraps) is not about the record but about a service:
     a ``RetriableException`` or the Schema Registry unreachable. Such failures are never tolerated."""
     seen: set[int] = set()
@@ -128,7 +126,7 @@ def stacktrace(exc: BaseException) -> str:
 class RetryPolicy:
     """``errors.retry.timeout`` / ``errors.retry.delay.max.ms`` for one record's converter or SMT stage.
 
-    As ``RetryWithToleranceOperator.execAndRetry``: a transient failure (:func:`transient`) is retried
+    As ``RetryWithToleranceOperator.execAndRetry``: a service's failure (:func:`caused_by_a_service`) is retried
     with exponential backoff from 300 ms (with jitter, capped by ``max_delay_ms`` and by the time
     left) until ``timeout_ms`` has passed (0: no retry, -1: forever); then it is raised.
     """
@@ -145,14 +143,13 @@ class RetryPolicy:
             try:
                 return operation()
             except Exception as exc:
-                if not transient(exc):
+                if not caused_by_a_service(exc):
                     raise
                 attempt += 1
                 elapsed_ms = (time.monotonic() - began) * 1000
                 if self.timeout_ms >= 0 and elapsed_ms >= self.timeout_ms:
                     raise
-                delay = min(RETRIES_DELAY_MIN_MS * 2 ** (attempt - 1), self.max_delay_ms)
-                delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - jitter, not security
+                delay = backoff_ms(attempt, self.max_delay_ms)
                 if self.timeout_ms >= 0:
                     delay = min(delay, self.timeout_ms - elapsed_ms)
                 log.warning("Retrying after a transient error (attempt %d, next in %.0f ms): %s", attempt,
@@ -249,7 +246,7 @@ class ErrorHandler:
 
     def fail(self, exc: BaseException, coordinates: tuple[str, int, int]) -> None:
         """Handle one record's failure; re-raises ``exc`` unless errors are tolerated."""
-        if not self.tolerant or stage_of(exc) is None or transient(exc):
+        if not self.tolerant or stage_of(exc) is None or caused_by_a_service(exc):
             raise exc
         if coordinates in self.failed:
             return

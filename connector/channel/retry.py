@@ -17,7 +17,9 @@ import threading
 import time
 from typing import Callable, TypeVar
 
+import requests
 from confluent_kafka import KafkaError, KafkaException
+from pyiceberg.exceptions import ServerError, ServiceUnavailableError
 
 from connector.api.backoff import RETRIES_DELAY_MIN_MS, backoff_ms
 from connector.api.errors import ConnectException, RetriableException
@@ -45,7 +47,18 @@ def transient(exc: BaseException) -> bool:
     if isinstance(exc, KafkaException):
         error = exc.args[0] if exc.args else None
         return isinstance(error, KafkaError) and (error.retriable() or error.code() in TRANSIENT_KAFKA_CODES)
-    return isinstance(exc, (ConnectionError, TimeoutError)) or type(exc).__name__ == "OperationalError"
+    if isinstance(exc, (ConnectionError, TimeoutError, requests.ConnectionError, requests.Timeout,
+                        ServerError, ServiceUnavailableError)):
+        return True  # a REST catalog or the registry unreachable, or answering 5xx
+    if isinstance(exc, OSError) and any(marker in str(exc) for marker in OBJECT_STORE_MARKERS):
+        return True  # object storage unreachable or throttling (pyarrow's S3/GCS/Azure file systems)
+    return type(exc).__name__ in ("OperationalError", "EndpointConnectionError")
+
+
+#: What pyarrow's object-store file systems say when the store is unreachable, throttles or is briefly down.
+OBJECT_STORE_MARKERS = ("NETWORK_CONNECTION", "Couldn't connect", "Timeout was reached", "SLOW_DOWN",
+                        "SERVICE_UNAVAILABLE", "INTERNAL_FAILURE", "REQUEST_TIMEOUT", "Connection reset",
+                        "Connection refused")
 
 
 class StoppedWhileRetrying(Exception):

@@ -16,11 +16,11 @@ from __future__ import annotations
 import logging
 import traceback
 
-from connector.api.errors import ConnectException, RetriableException
+from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets, java_keys
+from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
-from connector.data.errant import caused_by_a_service
 from connector.data.pipeline import TaskPipeline
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds
 from connector.faults import fault_point
@@ -90,14 +90,19 @@ class SinkTask:
 
 
 def run_task(assignment: TaskAssignment) -> TaskResult:
-    """Entry point on the executor. Connect errors come back in the result, not as a crash."""
+    """Entry point on the executor. Connect errors, and faults of a service the task uses (object
+    storage, the catalog, the registry: :func:`connector.channel.retry.transient`), come back in the
+    result, not as a crash: the coordinator fails the cycle, or runs it again when every failure was
+    transient."""
     try:
         return SinkTask(assignment).run()
-    except ConnectException as exc:
+    except Exception as exc:
+        retriable = transient(exc)
+        if not retriable and not isinstance(exc, ConnectException):
+            raise
         log.error("Task %s failed: %s", assignment.task_id, exc)
         return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}",
-                          trace=traceback.format_exc(),
-                          retriable=isinstance(exc, RetriableException) or caused_by_a_service(exc))
+                          trace=traceback.format_exc(), retriable=retriable)
 
 
 def run_task_isolated(assignment: TaskAssignment) -> TaskResult:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 
 import pytest
+import requests
 from confluent_kafka import KafkaError, KafkaException
+from pyiceberg.exceptions import ServiceUnavailableError
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.retry import StoppedWhileRetrying, TransientRetry, transient
@@ -19,6 +21,13 @@ from connector.kafka.range_reader import RangeReadError, RangeStalledError
     (ConnectionRefusedError("catalog"), True),
     (RetriableException("a task's broker stalled"), True),
     (RangeStalledError("t[0] at offset 5: no records for 60s"), True),
+    (requests.ConnectionError("HTTPConnectionPool(host='catalog', port=8181): Max retries exceeded"), True),
+    (ServiceUnavailableError("503: the REST catalog is restarting"), True),
+    (OSError("When writing to 'warehouse/db/t/data/x.parquet': AWS Error NETWORK_CONNECTION during "
+             "PutObject operation: curlCode: 7, Couldn't connect to server"), True),
+    (OSError("When reading 'warehouse/x.parquet': AWS Error SLOW_DOWN during GetObject operation"), True),
+    (OSError("When reading 'warehouse/x.parquet': AWS Error ACCESS_DENIED during GetObject operation"), False),
+    (FileNotFoundError("warehouse/db/t/metadata/v3.metadata.json"), False),
     (KafkaException(KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED)), False),
     (KafkaConfigError("Topic t does not exist"), False),
     (RangeReadError("t[0]: the partition ends at offset 3, before the end of the range"), False),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -13,6 +14,7 @@ from connector.embedded.tansu import TansuBroker
 from connector.job import SinkJob
 from connector.spark.runner import SparkTaskRunner
 from tests.integration.harness import produce_round_robin, sink_props, table_rows, unique
+from tests.support.moto_s3 import MotoServer, S3Endpoint
 from tests.support.tansu import create_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -44,6 +46,43 @@ def test_a_broker_outage_longer_than_the_client_timeouts_is_ridden_out(spark, tm
             thread.join(timeout=120)
     assert not failure
     assert sorted(row["id"] for row in table_rows(props, "db.outage")) == list(range(200))
+
+
+def test_an_object_store_outage_is_ridden_out(spark, kafka_broker, tmp_path):
+    server = MotoServer().start()  # its own store: the outage must not reach other tests
+    try:
+        endpoint = S3Endpoint(url=server.url)
+        bucket = f"outage-{uuid.uuid4().hex[:10]}"
+        endpoint.client().create_bucket(Bucket=bucket)
+        topic = unique("s3out")
+        create_topic(kafka_broker.bootstrap, topic, partitions=2)
+        produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(100)], 2)
+        props = sink_props(unique("s3out"), topic, "db.outage", tmp_path, **{
+            "iceberg.control.commit.interval-ms": "500", "errors.retry.delay.max.ms": "2000",
+            "iceberg.catalog.warehouse": f"s3://{bucket}/wh", "iceberg.catalog.s3.endpoint": endpoint.url,
+            "iceberg.catalog.s3.access-key-id": endpoint.access_key_id,
+            "iceberg.catalog.s3.secret-access-key": endpoint.secret_access_key,
+            "iceberg.catalog.s3.path-style-access": "true", "iceberg.catalog.s3.region": endpoint.region,
+            "iceberg.catalog.s3.request-timeout": "2", "iceberg.catalog.s3.connect-timeout": "2"})
+        job = SinkJob(SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap}), SparkTaskRunner(spark))
+        failure: list[BaseException] = []
+        thread = threading.Thread(target=_run, args=(job, failure))
+        thread.start()
+        try:
+            _wait_for_ids(props, list(range(100)), failure)
+            server.pause()
+            later = [json.dumps({"id": i}).encode() for i in range(100, 200)]
+            produce_round_robin(kafka_broker.bootstrap, topic, later, 2)
+            time.sleep(15)  # cycles meet the unreachable store meanwhile
+            server.resume()
+            _wait_for_ids(props, list(range(200)), failure)
+        finally:
+            job.stop.event.set()
+            thread.join(timeout=120)
+        assert not failure
+        assert sorted(row["id"] for row in table_rows(props, "db.outage")) == list(range(200))
+    finally:
+        server.stop()
 
 
 def _run(job: SinkJob, failure: list[BaseException]) -> None:

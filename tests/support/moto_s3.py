@@ -141,6 +141,15 @@ class MotoServer:
         raise S3EndpointStartError(
             f"moto_server did not answer on {self.url} within {self._startup_timeout:.0f}s:\n{self.log_text()}")
 
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): the store is unreachable, its objects kept."""
+        assert self._process is not None, "the server is not running"
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self._process is not None, "the server is not running"
+        self._process.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None or process.poll() is not None:

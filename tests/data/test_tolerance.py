@@ -283,3 +283,26 @@ def test_retry_policy_backs_off_and_gives_up_after_the_timeout():
     assert RetryPolicy().run(lambda: 7) == 7
     with pytest.raises(ValueError):  # not transient: no retry
         RetryPolicy(timeout_ms=10_000).run(lambda: int("x"), sleep=pauses.append)
+
+
+def _timestamp_envelope(ts: int) -> bytes:
+    return json.dumps({"schema": {"type": "struct", "fields": [
+        {"field": "id", "type": "int64"},
+        {"field": "ts", "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp", "optional": True}]},
+        "payload": {"id": ts, "ts": ts}}).encode()
+
+
+@pytest.mark.parametrize("columnar", [True, False], ids=["columnar", "per-record"])
+def test_a_timestamp_out_of_range_fails_naming_the_record_or_goes_to_the_errant_records(tmp_path, columnar):
+    values = [_timestamp_envelope(5), _timestamp_envelope(2**63 - 1), _timestamp_envelope(6)]
+    for tolerance in ("none", "all"):
+        props = {**sink_props(tmp_path / tolerance), "value.converter.schemas.enable": "true",
+                 "errors.tolerance": tolerance}
+        run_pipeline(props, [raw_batch([_timestamp_envelope(1000)], first_offset=10_000)], columnar=False)
+        if tolerance == "none":
+            with pytest.raises(Exception, match="offset: 1.*outside the range"):
+                run_pipeline(props, [raw_batch(values)], columnar=columnar)
+            continue
+        tables, pipeline = run_pipeline(props, [raw_batch(values)], columnar=columnar)
+        assert tables["db.t"].column("id").to_pylist() == [5, 6]
+        assert [r.offset for r in pipeline.take_errant()] == [1]

@@ -102,12 +102,14 @@ def test_unreachable_registry_is_retried_then_named_and_a_rerun_is_exact(
     produce(kafka_broker.bootstrap, topic, events(schema_registry.url, topic, range(15, 20)), partition=1)
     down = f"http://127.0.0.1:{closed_port()}"
     broken = {**props, "value.converter.schema.registry.url": down,
-              "value.converter.max.retries": "2", "value.converter.retries.wait.ms": "200"}
+              "value.converter.max.retries": "2", "value.converter.retries.wait.ms": "200",
+              "icefloe.transient.retry-timeout-ms": "1000"}  # the job's own re-runs: give up soon
 
     with pytest.raises(ConnectException) as failure:
         run_until_caught_up(broken, kafka_broker.bootstrap, spark)
 
     message = str(failure.value)
+    assert "on a transient error, beyond icefloe.transient.retry-timeout-ms=1000" in message, message
     assert "Schema Registry unavailable while fetching schema" in message, message
     assert f"no answer from {down} after 3 attempt(s)" in message, message
     assert f"topic: {topic}, partition: " in message and "offset: " in message, message
@@ -149,7 +151,8 @@ def test_with_tolerance_an_unreachable_registry_still_fails_the_job(kafka_broker
     create_topic(kafka_broker.bootstrap, topic)
     produce(kafka_broker.bootstrap, topic, events(schema_registry.url, topic, range(5)), partition=0)
     broken = {**props, "value.converter.schema.registry.url": f"http://127.0.0.1:{closed_port()}",
-              "value.converter.max.retries": "1", "value.converter.retries.wait.ms": "100"}
+              "value.converter.max.retries": "1", "value.converter.retries.wait.ms": "100",
+              "icefloe.transient.retry-timeout-ms": "1000"}  # the job's own re-runs: give up soon
 
     with pytest.raises(ConnectException, match="Schema Registry unavailable"):
         run_until_caught_up(broken, kafka_broker.bootstrap, spark)

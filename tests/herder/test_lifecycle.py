@@ -54,7 +54,8 @@ def test_create_pause_resume_stop(herder, kafka_broker, tmp_path):
     wait_until(lambda: herder.offsets(name)["offsets"] == [
         {"partition": {"kafka_partition": 0, "kafka_topic": topic}, "offset": {"kafka_offset": 50}},
         {"partition": {"kafka_partition": 1, "kafka_topic": topic}, "offset": {"kafka_offset": 50}}], "offsets")
-    assert herder.active_topics(name) == {name: {"topics": [topic]}}
+    # the topics read are known once the cycle that committed them has ended
+    wait_until(lambda: herder.active_topics(name) == {name: {"topics": [topic]}}, "active topics")
     assert herder.server_info() == {"version": "0.1.0", "commit": herder.server_info()["commit"],
                                     "kafka_cluster_id": "tansu_cluster"}
     herder.reset_active_topics(name)

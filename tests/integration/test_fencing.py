@@ -44,4 +44,7 @@ def test_two_jobs_of_one_connector_started_at_once_commit_every_record_once(kafk
     for code, output in zip(codes, outputs):
         if code != 0:
             assert code == 1 and FENCED in output, output[-3000:]
-            assert f"topic {topic} partition" in output and "expected next offset" in output
+            # "expected next offset N" when the table existed at the cycle's start, "expected at most N"
+            # when the other job created it meanwhile
+            assert f"topic {topic} partition" in output and ("expected next offset" in output
+                                                              or "expected at most" in output), output[-3000:]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table.snapshots import TOTAL_DATA_FILES, TOTAL_FILE_SIZE
 
+from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
 from connector.maintenance.compaction import CompactionReport, compact
 from connector.maintenance.expiry import ExpiryReport, expire
@@ -180,7 +181,9 @@ class Maintainer:
     def _describe(self, table_name: str, done: TableMaintenance) -> None:
         try:
             table = self.catalog.load_table(table_name)
-        except Exception as exc:  # noqa: BLE001 - gone, or the catalog unreachable: no figures this round
+        except Exception as exc:
+            if not isinstance(exc, NoSuchTableError) and not transient(exc):
+                raise
             log.info("No maintenance figures for %s: %s", table_name, exc)
             return
         snapshot = table.current_snapshot()

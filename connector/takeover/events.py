@@ -265,7 +265,8 @@ def decode_event(data: bytes) -> Event:
         datum = fastavro.schemaless_reader(io.BytesIO(data[at:]), parsed, None)
     except EventFormatError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any malformed payload is the record's fault
+    except (ValueError, TypeError, KeyError, IndexError, EOFError, struct.error,
+            fastavro.schema.SchemaParseException) as exc:  # a malformed payload
         raise EventFormatError(f"Cannot decode an Iceberg event: {exc}") from exc
     if not isinstance(datum, dict):
         raise EventFormatError("an Iceberg event is a record")

@@ -45,6 +45,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from confluent_kafka import KafkaException
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.typedef import Record
@@ -364,7 +365,7 @@ def apply(catalog, config: SinkConfig, client_conf: Mapping[str, object], takeov
     for group in resume_groups(config):  # Tabular's group too: it is read first
         try:
             commit_group_offsets(client_conf, group, takeover.resume)
-        except Exception as exc:  # noqa: BLE001 - the tables already hold the positions
+        except (KafkaException, ConnectException) as exc:  # the tables already hold the positions
             log.warning("Could not set consumer group %s to the takeover's offsets: %s", group, exc)
 
 

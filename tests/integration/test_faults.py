@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 import uuid
+from typing import Iterator
 
 import pytest
 
@@ -31,19 +33,13 @@ def test_a_broker_outage_longer_than_the_client_timeouts_is_ridden_out(spark, tm
             "iceberg.control.commit.interval-ms": "500", "errors.retry.delay.max.ms": "2000",
             "icefloe.transient.retry-timeout-ms": "120000"})
         job = SinkJob(SinkConfig.parse(props, {"bootstrap.servers": broker.bootstrap}), SparkTaskRunner(spark))
-        failure: list[BaseException] = []
-        thread = threading.Thread(target=_run, args=(job, failure))
-        thread.start()
-        try:
+        with running(job) as failure:
             _wait_for_ids(props, list(range(100)), failure)
             broker.pause()
             time.sleep(OUTAGE_SECONDS)
             broker.resume()
             produce_round_robin(broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(100, 200)], 2)
             _wait_for_ids(props, list(range(200)), failure)
-        finally:
-            job.stop.event.set()
-            thread.join(timeout=120)
     assert not failure
     assert sorted(row["id"] for row in table_rows(props, "db.outage")) == list(range(200))
 
@@ -65,10 +61,7 @@ def test_an_object_store_outage_is_ridden_out(spark, kafka_broker, tmp_path):
             "iceberg.catalog.s3.path-style-access": "true", "iceberg.catalog.s3.region": endpoint.region,
             "iceberg.catalog.s3.request-timeout": "2", "iceberg.catalog.s3.connect-timeout": "2"})
         job = SinkJob(SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap}), SparkTaskRunner(spark))
-        failure: list[BaseException] = []
-        thread = threading.Thread(target=_run, args=(job, failure))
-        thread.start()
-        try:
+        with running(job) as failure:
             _wait_for_ids(props, list(range(100)), failure)
             server.pause()
             later = [json.dumps({"id": i}).encode() for i in range(100, 200)]
@@ -76,20 +69,30 @@ def test_an_object_store_outage_is_ridden_out(spark, kafka_broker, tmp_path):
             time.sleep(15)  # cycles meet the unreachable store meanwhile
             server.resume()
             _wait_for_ids(props, list(range(200)), failure)
-        finally:
-            job.stop.event.set()
-            thread.join(timeout=120)
         assert not failure
         assert sorted(row["id"] for row in table_rows(props, "db.outage")) == list(range(200))
     finally:
         server.stop()
 
 
-def _run(job: SinkJob, failure: list[BaseException]) -> None:
+@contextlib.contextmanager
+def running(job: SinkJob) -> Iterator[list[BaseException]]:
+    """``job`` run in a thread for the block (then stopped); the list holds what it raised, if anything."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            job.run()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
     try:
-        job.run()
-    except BaseException as exc:  # noqa: BLE001 - handed to the test thread
-        failure.append(exc)
+        yield failure
+    finally:
+        job.stop.event.set()
+        thread.join(timeout=120)
 
 
 def _wait_for_ids(props: dict[str, str], expected: list[int], failure: list[BaseException]) -> None:

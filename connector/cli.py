@@ -2,7 +2,7 @@
 
     icefloe run CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
                             [--spark-conf KEY=VALUE ...] [--until-caught-up] [--metrics-port PORT]
-    icefloe validate CONFIG.json [--worker worker.properties]
+    icefloe validate CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT] [--offline]
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
     icefloe dlq replay CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
     icefloe maintain CONFIG.json [--worker worker.properties] [--table NS.TABLE ...]
@@ -10,7 +10,8 @@
     icefloe migrate --from-connect URL --connector NAME [--worker FILE] [--dry-run] [--to URL] ...
 
 Exit codes: 0 success, 1 the job failed (the message names the record or
-table), 2 the configuration is invalid (the message names the key).
+table; for validate: the Kafka cluster given could not be asked), 2 the
+configuration is invalid (the message names the key).
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
 
         _configure_logging(args, None)
         return migrate(args)
+    if args.command == "validate":
+        from connector.config.validate_command import validate
+
+        _configure_logging(args, None)
+        return validate(args)
     if args.command == "maintain":
         from connector.maintenance.offline import maintain
 
@@ -57,10 +63,6 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigException as exc:
         print(f"Invalid configuration: {exc}", file=sys.stderr)
         return 2
-    if args.command == "validate":
-        print(json.dumps({"name": config.name, "unused": list(config.unused_keys),
-                          "warnings": list(config.warnings)}, indent=2))
-        return 0
     if args.command == "dlq":
         return _dlq(config)
     return _run(config, args, console)
@@ -193,12 +195,15 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="icefloe", description="Run Kafka Connect Iceberg sink configs on Spark.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("run", "run a connector config as a Spark job"),
-                       ("validate", "check a connector config without running it")):
+                       ("validate", "check a connector config without running it (no broker needed, nothing written)")):
         command = sub.add_parser(name, help=text)
         command.add_argument("config", help="connector config JSON (REST body or flat map)")
         command.add_argument("--worker", help="Kafka Connect worker properties file")
         command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
         command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars")
+        if name == "validate":
+            command.add_argument("--offline", action="store_true",
+                                 help="do not look the topics up on the Kafka cluster, even if one is given")
         if name == "run":
             command.add_argument("--until-caught-up", action="store_true",
                                  help="read to the end offsets seen at start (committing every "

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.strings import class_name
 from connector.api.record import Header, SinkRecord
 from connector.api.schema import (
@@ -241,7 +242,7 @@ _HEADER_LOGICAL: dict[str, tuple[type, ...]] = {
     DECIMAL_LOGICAL_NAME: (_decimal.Decimal,),
     DATE_LOGICAL_NAME: (_dt.date,),
     TIME_LOGICAL_NAME: (_dt.time,),
-    TIMESTAMP_LOGICAL_NAME: (_dt.datetime,),
+    TIMESTAMP_LOGICAL_NAME: (_dt.datetime, OutOfRangeTimestamp),
 }
 
 

@@ -11,6 +11,7 @@ import datetime as _dt
 import decimal as _decimal
 
 from connector.api.errors import DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.schema import (
     DATE_LOGICAL_NAME,
     DECIMAL_LOGICAL_NAME,
@@ -143,15 +144,21 @@ class Timestamp:
         return SchemaBuilder.int64().name(TIMESTAMP_LOGICAL_NAME).version(1)
 
     @staticmethod
-    def from_logical(schema: Schema, value: _dt.datetime) -> int:
+    def from_logical(schema: Schema, value: _dt.datetime | OutOfRangeTimestamp) -> int:
+        if isinstance(value, OutOfRangeTimestamp):
+            return value.millis
         if value.tzinfo is None:
             value = value.replace(tzinfo=_dt.timezone.utc)
         delta = value - EPOCH
         return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
     @staticmethod
-    def to_logical(schema: Schema, value: int) -> _dt.datetime:
-        return EPOCH + _dt.timedelta(milliseconds=value)
+    def to_logical(schema: Schema, value: int) -> _dt.datetime | OutOfRangeTimestamp:
+        """A UTC datetime, or for millis beyond its years 1-9999 (a Java long), an OutOfRangeTimestamp."""
+        try:
+            return EPOCH + _dt.timedelta(milliseconds=value)
+        except OverflowError:
+            return OutOfRangeTimestamp(value)
 
 
 Date.SCHEMA = Date.builder().build()

@@ -32,6 +32,7 @@ import enum
 from typing import Any, Iterable, Mapping
 
 from connector.api.errors import DataException, SchemaBuilderException
+from connector.api.instant import OutOfRangeTimestamp
 
 
 class Type(enum.Enum):
@@ -75,7 +76,7 @@ _LOGICAL_PYTHON_CLASSES: dict[str, tuple[type, ...]] = {
     DECIMAL_LOGICAL_NAME: (_decimal.Decimal,),
     DATE_LOGICAL_NAME: (_dt.date,),
     TIME_LOGICAL_NAME: (_dt.time,),
-    TIMESTAMP_LOGICAL_NAME: (_dt.datetime,),
+    TIMESTAMP_LOGICAL_NAME: (_dt.datetime, OutOfRangeTimestamp),
 }
 
 

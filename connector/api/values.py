@@ -36,6 +36,7 @@ import re
 from typing import Any, Callable
 
 from connector.api.errors import DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.numbers import (
     NumberFormatError,
     decimal_to_string,
@@ -114,12 +115,12 @@ _TEMPORAL_NAMES = (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME)
 
 def _is_temporal(value: Any) -> bool:
     """``instanceof java.util.Date``."""
-    return isinstance(value, (_dt.date, _dt.time))
+    return isinstance(value, (_dt.date, _dt.time, OutOfRangeTimestamp))
 
 
-def _epoch_millis(value: _dt.date | _dt.time) -> int:
+def _epoch_millis(value: _dt.date | _dt.time | OutOfRangeTimestamp) -> int:
     """The millis a ``java.util.Date`` would hold for a Python date, time or datetime."""
-    if isinstance(value, _dt.datetime):
+    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
         return _Timestamp.from_logical(_Timestamp.SCHEMA, value)
     if isinstance(value, _dt.date):
         return _Date.from_logical(_Date.SCHEMA, value) * MILLIS_PER_DAY
@@ -139,14 +140,14 @@ def _date_from_days(days: int) -> _dt.date:
         raise DataException(f"Date {days} days from the epoch is outside the supported range") from exc
 
 
-def _timestamp_from_millis(millis: int) -> _dt.datetime:
+def _timestamp_from_millis(millis: int) -> _dt.datetime | OutOfRangeTimestamp:
     try:
         return _Timestamp.to_logical(_Timestamp.SCHEMA, millis)
     except OverflowError as exc:
         raise DataException(f"Timestamp {millis} ms from the epoch is outside the supported range") from exc
 
 
-def encode_temporal(schema_name: str | None, value: _dt.date | _dt.time) -> int | None:
+def encode_temporal(schema_name: str | None, value: _dt.date | _dt.time | OutOfRangeTimestamp) -> int | None:
     """``Date``/``Time``/``Timestamp.fromLogical`` of a date, time or datetime, by logical name.
 
     Days for a Date (the value must be a UTC midnight), millis of the day for a
@@ -397,7 +398,7 @@ def convert_to_time(schema: Schema | None, value: Any) -> _dt.time:
     return _convert_to_time(_Time.SCHEMA, schema, value)
 
 
-def convert_to_timestamp(schema: Schema | None, value: Any) -> _dt.datetime:
+def convert_to_timestamp(schema: Schema | None, value: Any) -> _dt.datetime | OutOfRangeTimestamp:
     """A Timestamp from a datetime, a Date or Time value, epoch millis, or ISO text."""
     if value is None:
         raise DataException(_NULL_REQUIRED)
@@ -486,7 +487,8 @@ def _convert_to_time(to_schema: Schema, from_schema: Schema | None, value: Any) 
     return _Time.to_logical(_Time.SCHEMA, wrap_int(_as_long(value, from_schema), 32))
 
 
-def _convert_to_timestamp(to_schema: Schema, from_schema: Schema | None, value: Any) -> _dt.datetime:
+def _convert_to_timestamp(to_schema: Schema, from_schema: Schema | None,
+                          value: Any) -> _dt.datetime | OutOfRangeTimestamp:
     value = _parsed_if_text(value)
     if _is_temporal(value):
         if from_schema is None:

@@ -1,32 +1,72 @@
-"""Appending to a branch, including the first commit to a branch of a table that has no snapshots yet.
+"""Committing a snapshot to a branch, including the first commit to a branch of a table without snapshots.
 
 Iceberg Java creates the branch with that first snapshot (the Apache sink's
 integration tests commit to `commit-branch` on new tables); pyiceberg 0.12
-refuses any branch but `main` while the table has no snapshots. Then the files
-are appended as a staged snapshot (no ref, nothing visible), and the branch is
-created at it in a second commit that asserts the branch does not exist yet: a
-writer that created it concurrently makes that commit fail and the caller
+refuses any branch but `main` while the table has no snapshots. Then the
+snapshot is committed staged (no ref, nothing visible), and the branch is
+created at it in a second commit that asserts the branch does not exist yet:
+a writer that created it concurrently makes that commit fail and the caller
 retry on the branch (the staged snapshot stays unreferenced, as an orphan).
+
+Any snapshot producer goes through :func:`commit_to_branch`: the fast append
+of data files here, the row delta (:mod:`connector.channel.row_delta`) of
+data and delete files.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
+
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.manifest import DataFile, DataFileContent
+from pyiceberg.table import Table, Transaction
+from pyiceberg.table.update.snapshot import _SnapshotProducer
+
+#: Builds the snapshot producer of one commit: (transaction, target branch or None for a staged snapshot).
+Producer = Callable[[Transaction, "str | None"], _SnapshotProducer]
 
 
-def append_files(table, branch: str, properties: Mapping[str, str], data_files: Iterable) -> None:
-    """One fast append of ``data_files`` to ``branch`` with ``properties`` in the snapshot summary."""
-    if branch != "main" and not table.metadata.snapshots:
+def commit_to_branch(table: Table, branch: str, produce: Producer) -> int:
+    """Commit the snapshot ``produce`` makes to ``branch``; its id. ``table`` holds the new metadata after.
+
+    When the commit fails (:class:`CommitFailedException`, nothing landed) the manifests written for it
+    are deleted and the exception raised unchanged.
+    """
+    staged = branch != "main" and not table.metadata.snapshots
+    producer: _SnapshotProducer | None = None
+    try:
         with table.transaction() as transaction:
-            with transaction.update_snapshot(snapshot_properties=dict(properties), branch=None).fast_append() \
-                    as staged:
-                for data_file in data_files:
-                    staged.append_data_file(data_file)
-                snapshot_id = staged.snapshot_id
-        table.manage_snapshots().create_branch(snapshot_id, branch).commit()
+            producer = produce(transaction, None if staged else branch)
+            producer.commit()
+    except CommitFailedException:
+        if producer is not None:
+            producer._clean_all_uncommitted()  # pyiceberg does so for the producers it retries itself only
+        raise
+    assert producer is not None, "the transaction ran"
+    if staged:
+        table.manage_snapshots().create_branch(producer.snapshot_id, branch).commit()
+    return producer.snapshot_id
+
+
+def append_files(table: Table, branch: str, properties: Mapping[str, str], files: Iterable[DataFile]) -> None:
+    """One fast append of ``files`` to ``branch`` with ``properties`` in the snapshot summary.
+
+    Position delete files among ``files`` make it a row delta of the data and delete files instead
+    (:func:`connector.channel.row_delta.commit_row_delta`, format-version 2 tables only).
+    """
+    files = list(files)
+    data = [f for f in files if f.content == DataFileContent.DATA]
+    if len(data) < len(files):
+        from connector.channel.row_delta import commit_row_delta  # it commits through this module
+
+        commit_row_delta(table, branch, properties, added_data=data,
+                         added_deletes=[f for f in files if f.content != DataFileContent.DATA])
         return
-    with table.transaction() as transaction:
-        with transaction.update_snapshot(snapshot_properties=dict(properties), branch=branch).fast_append() \
-                as append:
-            for data_file in data_files:
-                append.append_data_file(data_file)
+
+    def fast_append(transaction: Transaction, target: str | None) -> _SnapshotProducer:
+        append = transaction.update_snapshot(snapshot_properties=dict(properties), branch=target).fast_append()
+        for data_file in data:
+            append.append_data_file(data_file)
+        return append
+
+    commit_to_branch(table, branch, fast_append)

@@ -10,10 +10,9 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   snapshot summary (never moving a table's offsets backwards), retried when
   another writer committed to the branch in between, and refused when another
   writer moved the table's offsets since the cycle started (``fence``,
-  connector/channel/fencing.py);
-* :func:`commit_rewrite` — one overwrite snapshot replacing data files by others holding the same
-  rows (table maintenance): no offsets in its summary, retried on a new head, given up (None) when
-  the files it replaces are gone or the branch keeps moving;
+  connector/channel/fencing.py); for a table in upsert mode, the same snapshot
+  carries the position deletes of the keys the cycle changed
+  (connector/channel/upserts.py);
 * :func:`commit_manifest_merge` — one snapshot adding no data whose manifests are the head's, merged.
 """
 
@@ -39,7 +38,9 @@ from connector.channel.offsets import (
     summary_properties,
 )
 from connector.channel.schema_changes import apply_schema_needs
+from connector.channel.upserts import commit_upserts
 from connector.config.sink_config import SinkConfig
+from connector.data.changes import ChangeSegment, id_columns_of
 from connector.data.table_writer import SchemaNeeds
 from connector.kafka.offsets import TopicPartition
 
@@ -75,6 +76,7 @@ class CommitBatch:
     """The task results of one commit, aggregated."""
 
     files: dict[str, list[Any]] = field(default_factory=dict)
+    changes: dict[str, list[ChangeSegment]] = field(default_factory=dict)  # upsert tables: segments, in task order
     rows: dict[str, int] = field(default_factory=dict)
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
@@ -97,6 +99,8 @@ class CommitBatch:
             self.dlq_records[topic] = self.dlq_records.get(topic, 0) + count
         for table, table_files in result.data_files.items():
             self.files.setdefault(table, []).extend(table_files)
+        for table, segments in result.changes.items():
+            self.changes.setdefault(table, []).extend(segments)
         for table, rows in result.records_written.items():
             self.rows[table] = self.rows.get(table, 0) + rows
         for tp, offset in result.next_offsets.items():
@@ -107,6 +111,10 @@ class CommitBatch:
             else:
                 current = self.max_timestamps[tp]
                 self.max_timestamps[tp] = None if current is None or ts is None else max(current, ts)
+
+    def tables(self) -> list[str]:
+        """The tables this commit writes to: new files, or (upsert tables) keys to delete."""
+        return sorted({*self.files, *self.changes})
 
     def valid_through(self, covered: Iterable[TopicPartition]) -> int | None:
         """Min over ``covered`` partitions of their newest record timestamp; None if any lacks one."""
@@ -120,7 +128,7 @@ class CommitBatch:
 def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
                  covered: Mapping[TopicPartition, int | None], commit_id: str, valid_through: int | None,
                  extra_properties: dict[str, str] | None = None, *, rewind: bool = False,
-                 fence: Fence | None = None) -> int:
+                 fence: Fence | None = None, changes: list[ChangeSegment] | None = None) -> int:
     """One fast append of ``data_files`` with the offsets in the snapshot summary; the new snapshot's id.
 
     The offsets recorded are the table's previous ones updated with ``covered``,
@@ -134,6 +142,9 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
     ``fence``: what the cycle saw at its start; the commit is refused
     (:class:`~connector.channel.fencing.FencedException`) if the table moved since.
     The Java sinks' control-topic keys are carried into the new snapshot unchanged.
+
+    ``changes``: the segments of an upsert table (``connector/data/changes.py``); the
+    snapshot then also deletes, by position, every row they supersede.
     """
     branch = config.iceberg.table_config(table_name).commit_branch or "main"
     pause, longest = COMMIT_BACKOFF_SECONDS
@@ -141,7 +152,7 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
         table = catalog.load_table(table_name)
         try:
             snapshot_id = _append(table, config, branch, data_files, covered, commit_id, valid_through,
-                                  extra_properties, rewind, fence, table_name)
+                                  extra_properties, rewind, fence, table_name, changes)
         except CommitFailedException as exc:
             if attempt == COMMIT_ATTEMPTS:
                 # contention, not a fault of this data: the job runs the cycle again (connector.channel.retry)
@@ -157,7 +168,8 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
 
 def _append(table, config: SinkConfig, branch: str, data_files: list, covered: Mapping[TopicPartition, int | None],
             commit_id: str, valid_through: int | None, extra_properties: dict[str, str] | None,
-            rewind: bool, fence: Fence | None = None, table_name: str = "") -> int:
+            rewind: bool, fence: Fence | None = None, table_name: str = "",
+            changes: list[ChangeSegment] | None = None) -> int:
     java = java_keys(config)
     previous = committed_offsets(table, config.group_id, branch, java)
     java_props = java_control_properties(table, java, branch)
@@ -170,6 +182,9 @@ def _append(table, config: SinkConfig, branch: str, data_files: list, covered: M
         props[offsets_reset_key(config.group_id)] = "true"
     props.update(java_props)
     props.update(extra_properties or {})
+    if changes is not None:
+        return commit_upserts(table, branch, props, data_files, changes,
+                              id_columns_of(config.iceberg, table_name, table))
     append_files(table, branch, props, data_files)  # a branch of a table without snapshots too
     head = branch_head(table, branch)
     assert head is not None, "the append just made a snapshot"
@@ -183,35 +198,6 @@ def _next_offsets(previous: dict[TopicPartition, int], covered: Mapping[TopicPar
         return {tp: offset for tp, offset in merged.items() if offset is not None}
     return {**previous, **{tp: max(offset, previous.get(tp, offset)) for tp, offset in covered.items()
                            if offset is not None}}
-
-
-def commit_rewrite(catalog, config: SinkConfig, table_name: str, removed: list, added: list,
-                   properties: dict[str, str]) -> int | None:
-    """Replace ``removed`` data files by ``added`` (the same rows) in one overwrite snapshot; its id.
-
-    The snapshot carries ``properties`` and no offsets, so readers of the offsets walk back past it.
-    When another writer committed in between, it is tried again on the new head (its files stay);
-    None when it still fails after :data:`REWRITE_ATTEMPTS` attempts (e.g. a file it replaces was
-    removed meanwhile): nothing was committed and the caller drops ``added``.
-    """
-    branch = config.iceberg.table_config(table_name).commit_branch or "main"
-    for attempt in range(1, REWRITE_ATTEMPTS + 1):
-        table = catalog.load_table(table_name)
-        try:
-            with table.transaction() as transaction:
-                with transaction.update_snapshot(snapshot_properties=properties, branch=branch).overwrite() as rewrite:
-                    for data_file in removed:
-                        rewrite.delete_data_file(data_file)
-                    for data_file in added:
-                        rewrite.append_data_file(data_file)
-        except (CommitFailedException, ValidationException) as exc:
-            log.info("Rewrite of %d file(s) of %s conflicted (attempt %d): %s", len(removed), table_name,
-                     attempt, exc)
-            continue
-        head = branch_head(table, branch)
-        assert head is not None, "the rewrite just made a snapshot"
-        return head.snapshot_id
-    return None
 
 
 def commit_manifest_merge(catalog, config: SinkConfig, table_name: str, properties: dict[str, str]) -> int | None:

@@ -280,10 +280,11 @@ class Coordinator:
         valid_through = batch.valid_through(covered)
         # the dead letter queue's position after the tasks' DLQ writes, recorded with the offsets
         dlq_position = position_properties(self.config, self.client_conf, self.catalog, covered)
-        for table_name, table_files in sorted(batch.files.items()):
+        for table_name in batch.tables():
+            table_files = batch.files.get(table_name, [])
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
                                                         covered, commit_id, valid_through, dlq_position,
-                                                        fence=fence)
+                                                        fence=fence, changes=batch.changes.get(table_name))
             self._committed_tables.add(table_name)
             report.files_written[table_name] = len(table_files)
             fault_point("cycle.between-table-commits")

@@ -2,7 +2,8 @@
 
 A task's :class:`TaskResult` is the equivalent of the Iceberg sink's
 ``DataWritten`` + ``DataComplete`` events: the data files it wrote per table and
-the next offset it reached per source partition. It can also stop early and ask
+the next offset it reached per source partition; for upsert and CDC tables, also
+the keys each of its flushes changed (``changes``, :mod:`connector.data.changes`). It can also stop early and ask
 for tables to be created or evolved (``needs``); the coordinator applies one
 schema change per table for all such requests of a round and re-runs the
 unfinished ranges, so no file is ever written against a schema the table does
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.config.sink_config import SinkConfig
+from connector.data.changes import ChangeSegment
 from connector.data.table_writer import SchemaNeeds
 from connector.kafka.offsets import OffsetRange, TopicPartition
 
@@ -38,6 +40,8 @@ class TaskResult:
 
     task_id: str
     data_files: dict[str, list[Any]] = field(default_factory=dict)  # table → pyiceberg DataFiles
+    # upsert/CDC tables only: table → one segment per flush, in flush order (their files are in data_files too)
+    changes: dict[str, list[ChangeSegment]] = field(default_factory=dict)
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
     unfinished: list[OffsetRange] = field(default_factory=list)

@@ -14,6 +14,7 @@ import logging
 from typing import Any, Mapping
 
 from connector.config.sink_config import SinkConfig
+from connector.data.changes import no_id_columns
 from connector.data.schema_update import SchemaUpdates, apply_schema_updates
 from connector.data.table_factory import ensure_table
 
@@ -22,11 +23,19 @@ log = logging.getLogger(__name__)
 
 def apply_schema_needs(catalog, config: SinkConfig, creates: Mapping[str, Any],
                        updates: Mapping[str, SchemaUpdates]) -> None:
-    """Create the tables in ``creates`` (table → Iceberg schema), then apply ``updates``."""
+    """Create the tables in ``creates`` (table → Iceberg schema), then apply ``updates``.
+
+    A new table's id columns become its identifier fields; an upsert table must have some.
+    """
     for table, schema in creates.items():
         table_config = config.iceberg.table_config(table)
+        upsert = config.iceberg.upsert_table(table)
+        if upsert and not table_config.id_columns:
+            raise no_id_columns(table)
         ensure_table(catalog, table, sample_schema=schema, partition_by=list(table_config.partition_by),
-                     properties=config.iceberg.auto_create_props, auto_create=True)
+                     properties=config.iceberg.auto_create_props, auto_create=True,
+                     id_columns=table_config.id_columns, upsert=upsert,
+                     case_sensitive=not config.iceberg.case_insensitive)
         log.info("Created table %s", table)
     for table, update in updates.items():
         if apply_schema_updates(catalog.load_table(table), update):

@@ -67,7 +67,9 @@ class SinkTask:
                     self.result.unfinished = [OffsetRange(rng.topic, rng.partition, resume_at, rng.end)]
                     self.result.unfinished += ranges[index + 1:]
                     break
-        self.result.data_files, self.result.records_written = self.pipeline.close()
+        written = self.pipeline.close()
+        self.result.data_files, self.result.records_written = written.data_files, written.records_written
+        self.result.changes = written.changes
         if self.pipeline.dead_letters is not None:
             self.result.dlq_records = dict(self.pipeline.errant_counts)
         return self.result

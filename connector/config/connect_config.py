@@ -36,7 +36,10 @@ CONNECT_CONFIG = (
             "maximum number of tasks (Spark partitions) per commit cycle in streaming mode; with "
             "`--until-caught-up` the job uses at least Spark's default parallelism and may split one "
             "partition's range over several tasks")
-    .define("tasks.max.enforce", ConfigType.BOOLEAN, True, importance="low", doc="accepted for compatibility")
+    .define("tasks.max.enforce", ConfigType.BOOLEAN, True, importance="low",
+            doc="Connect's check that a connector makes no more than `tasks.max` tasks. No effect in icefloe, "
+                "which plans its tasks itself and never reports more than `tasks.max` Connect tasks: `false` is "
+                "reported at start and by `icefloe validate`")
     .define("topics", ConfigType.LIST, [], importance="high",
             doc="topics to read (comma-separated); exactly one of `topics` / `topics.regex`")
     .define("topics.regex", ConfigType.STRING, "", valid_regex, "high",
@@ -51,7 +54,10 @@ CONNECT_CONFIG = (
             doc="SMT aliases, applied in order (see [smt.md](smt.md))")
     .define("predicates", ConfigType.LIST, [], importance="low", doc="predicate aliases")
     .define("config.action.reload", ConfigType.STRING, "restart", valid_string("none", "restart"), "low",
-            "accepted")
+            "`restart`: restart the connector when a config provider says a value it supplied expired (its "
+            "TTL). The providers icefloe runs (file, directory, env, as Kafka's) give no TTL, so, as in "
+            "Connect with them, no restart ever happens and `none` behaves the same; placeholders are "
+            "resolved again whenever the connector starts")
     .define("errors.tolerance", ConfigType.STRING, "none", valid_string("none", "all"), "medium",
             "`none`: the first record that fails in a converter, an SMT or predicate, or its conversion to "
             "the table fails the task, naming topic, partition and offset. `all`: such records are skipped "

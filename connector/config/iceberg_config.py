@@ -28,7 +28,8 @@ ICEBERG_CONFIG = (
             doc="branch the commits go to; unset: `main`. The first commit creates the branch, also on a "
                 "table without snapshots (then `main` stays empty, as with the Java sink)")
     .define("iceberg.tables.default-id-columns", ConfigType.STRING, None, importance="medium",
-            doc="accepted (identifier columns, comma-separated; the writer is append-only, as Apache's sink)")
+            doc="id columns of every table (comma-separated; nested ones by dotted path): the keys of upsert "
+                "and CDC tables, and the identifier fields of auto-created tables")
     .define("iceberg.tables.default-partition-by", ConfigType.STRING, None, importance="medium",
             doc="partition spec of auto-created tables: `year(c)`/`years`, `month(c)`, `day(c)`, `hour(c)`, "
                 "`bucket(c, N)`, `truncate(c, W)`, or a column name (identity); comma-separated, commas "
@@ -53,28 +54,47 @@ ICEBERG_CONFIG = (
             doc="Tabular's sink only: its consumer group of source offsets (unset: `cg-control-<name>`), "
                 "where a takeover from the Tabular sink resumes, before `connect-<name>`")
     .define("iceberg.control.group-id-prefix", ConfigType.STRING, "cg-control-", importance="low",
-            doc="accepted")
+            doc="Apache's sink only (its workers' transient control-topic consumer groups). No effect in icefloe, "
+                "which joins no control-topic group: a value other than the default is reported at start and by "
+                "`icefloe validate`")
     .define("iceberg.control.commit.interval-ms", ConfigType.INT, DEFAULT_COMMIT_INTERVAL_MS, at_least(1),
             "medium", "streaming mode: start a commit cycle this often")
     .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, importance="medium",
-            doc="accepted and ignored: the Java coordinator's wait for its workers before a partial commit; "
-                "an icefloe cycle commits once all its tasks finished, and a failed task fails the cycle")
-    .define("iceberg.control.commit.threads", ConfigType.INT, 0, importance="medium",
-            doc="accepted and ignored (the Java sink's default is 2 × the cores); icefloe commits the "
-                "tables one after another")
+            doc="the Java coordinator's wait for its workers before a partial commit. No effect in icefloe: a "
+                "cycle's tasks run as one Spark job and the cycle commits once all finished (a stalled read is "
+                "a transient fault, see `icefloe.transient.retry-timeout-ms`; `icefloe.commit.max-records` "
+                "bounds a cycle). A value other than the default is reported at start and by `icefloe validate`")
+    .define("iceberg.control.commit.threads", ConfigType.INT, None, importance="medium",
+            doc="the Java coordinator's commit threads (unset there: 2 × the cores). No effect in icefloe, "
+                "which commits a cycle's tables one after another: any value is reported at start and by "
+                "`icefloe validate`")
+    .define("iceberg.coordinator-executor-keep-alive-timeout-ms", ConfigType.LONG, 120_000, importance="low",
+            doc="Apache's sink only (keep-alive of its commit threads). No effect in icefloe: a value other "
+                "than the default is reported at start and by `icefloe validate`")
     .define("iceberg.connect.group-id", ConfigType.STRING, None, importance="low",
             doc="consumer group whose offsets mirror the table's, and the suffix of the snapshot offset "
                 "keys; unset: `connect-<name>`")
     .define("iceberg.tables.cdc-field", ConfigType.STRING, None, importance="medium",
-            doc="Tabular's sink only (a field whose first letter marks a record as insert, update or "
-                "delete). icefloe has no upsert or delete writes yet, so a config that sets it fails "
-                "validation rather than turning updates and deletes into appends")
+            doc="field holding each record's operation (a dotted path into nested structs/maps, e.g. `_cdc.op` "
+                "as DebeziumTransform and DmsTransform write it); turns on upsert mode. Its first letter, "
+                "trimmed and upper-cased: `I`, `R`, `C` insert, `U` update (both replace the key's row), `D` "
+                "delete. Unlike Tabular's sink, any other value, null or empty fails the record (or sends it "
+                "to the DLQ with `errors.tolerance=all`) instead of inserting it. See \"Upsert and CDC "
+                "tables\" below")
     .define("iceberg.tables.upsert-mode-enabled", ConfigType.BOOLEAN, False, importance="medium",
-            doc="Tabular's sink only (every record replaces the row with its id columns). Not supported yet: "
-                "`true` fails validation rather than appending duplicates")
-    .define("iceberg.hadoop-conf-dir", ConfigType.STRING, None, importance="medium", doc="accepted")
+            doc="every record replaces the table's row with the same id columns (one row per key after each "
+                "commit, the latest in offset order). Also on when `cdc-field` is set. Id columns: "
+                "`iceberg.table.<table>.id-columns`, else `default-id-columns`, else the table's identifier "
+                "fields. See \"Upsert and CDC tables\" below")
+    .define("iceberg.hadoop-conf-dir", ConfigType.STRING, None, importance="medium",
+            doc="the Java sink's Hadoop configuration folder (`core-site.xml`, `hive-site.xml`, ...). No effect "
+                "in icefloe, whose catalogs read no Hadoop configuration (set `iceberg.catalog.*` instead): a "
+                "value is reported at start and by `icefloe validate`, as are `iceberg.hadoop.*` and "
+                "`iceberg.kafka.*` keys")
     .define("iceberg.coordinator.transactional.prefix", ConfigType.STRING, "", importance="low",
-            doc="accepted")
+            doc="Apache's sink only (prefix of its coordinator's `transactional.id`). No effect in icefloe, "
+                "which writes no control-topic transactions: a value is reported at start and by "
+                "`icefloe validate`")
 )
 
 TABLE_KEY_PATTERN = re.compile(
@@ -119,6 +139,15 @@ class IcebergConfig:
     control_topic: str = "control-iceberg"
     control_group_id: str | None = None  # Tabular's iceberg.control.group-id
     table_overrides: Mapping[str, dict[str, str]] = field(default_factory=dict)
+    upsert_mode: bool = False  # iceberg.tables.upsert-mode-enabled
+    cdc_field: str | None = None  # iceberg.tables.cdc-field (a dotted path), None when unset or blank
+
+    def upsert_table(self, table: str) -> bool:
+        """Whether ``table`` is written in upsert mode: one row per key, replaced or deleted by each record.
+
+        Connector-wide, as in Tabular's sink: either key turns it on for every table.
+        """
+        return self.upsert_mode or self.cdc_field is not None
 
     def table_config(self, table: str) -> TableConfig:
         from connector.data.partition_spec import split_partition_by
@@ -158,13 +187,7 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
                               "(iceberg.tables.route-field)")
     if not tables and not dynamic:
         raise ConfigException("Must specify table name(s) (iceberg.tables)")
-    if values["iceberg.tables.cdc-field"]:
-        raise ConfigException("iceberg.tables.cdc-field", values["iceberg.tables.cdc-field"],
-                              "CDC writes (updates and deletes) are not supported by icefloe yet; refusing to "
-                              "write them as appends. Remove the key to append every record")
-    if values["iceberg.tables.upsert-mode-enabled"]:
-        raise ConfigException("iceberg.tables.upsert-mode-enabled", "true",
-                              "upsert mode is not supported by icefloe yet; refusing to append duplicates instead")
+    cdc_field = _cdc_field(values["iceberg.tables.cdc-field"])
     overrides = _table_overrides(props)
     for table, own in overrides.items():
         if "route-regex" in own:
@@ -195,6 +218,8 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
         control_topic=values["iceberg.control.topic"],
         control_group_id=values["iceberg.control.group-id"],
         table_overrides=overrides,
+        upsert_mode=values["iceberg.tables.upsert-mode-enabled"],
+        cdc_field=cdc_field,
     )
 
 
@@ -210,6 +235,17 @@ def _table_overrides(props: Mapping[str, Any]) -> dict[str, dict[str, str]]:
 def _id_columns(key: str, text: str) -> tuple[str, ...]:
     # Declared as a STRING (as in the Java sink), read as a comma-separated list.
     return tuple(parse_type(key, text, ConfigType.LIST))
+
+
+def _cdc_field(value: str | None) -> str | None:
+    """The cdc-field path; blank means unset (as a blank route field does), empty path segments are refused."""
+    if value is None or not value.strip():
+        return None
+    path = value.strip()
+    if any(not part for part in path.split(".")):
+        raise ConfigException("iceberg.tables.cdc-field", value,
+                              "a field path such as `_cdc.op` or `op` (dots separate nested fields)")
+    return path
 
 
 def _check_regex(key: str, value: str) -> None:

@@ -24,6 +24,8 @@ SNAPSHOT_MIN_TO_KEEP = "icefloe.maintenance.snapshot.min-to-keep"
 METADATA_DELETE_OLD = "icefloe.maintenance.metadata.delete-old"
 ORPHAN_MIN_AGE_MS = "icefloe.maintenance.orphan.min-age-ms"
 MANIFESTS_MIN_COUNT = "icefloe.maintenance.manifests.min-count"
+DELETES_MIN_FILES = "icefloe.maintenance.deletes.min-files"
+DELETES_MIN_RATIO = "icefloe.maintenance.deletes.min-ratio"
 
 ICEFLOE_CONFIG = (
     ConfigDef()
@@ -85,6 +87,15 @@ ICEFLOE_CONFIG = (
             "once a branch head's data manifests (one more per commit) reach this many, they are merged into "
             "manifests of about `commit.manifest.target-size-bytes` (8 MB when unset) in one snapshot that "
             "adds no data")
+    .define(DELETES_MIN_FILES, ConfigType.INT, 10, at_least(1), "medium",
+            "upsert and CDC tables: a partition whose data files have at least this many position delete "
+            "files gets those data files rewritten with the deletes applied, the delete files dropped, in one "
+            "snapshot per group of about the target file size (small-file compaction of files with deletes "
+            "applies them too)")
+    .define(DELETES_MIN_RATIO, ConfigType.DOUBLE, 0.3, at_least(0.0), "medium",
+            "upsert and CDC tables: a partition is rewritten with its deletes applied (as for "
+            "`icefloe.maintenance.deletes.min-files`) also once the rows its delete files delete are at "
+            "least this fraction of its data files' rows")
 )
 
 
@@ -100,6 +111,8 @@ class MaintenanceConfig:
     metadata_delete_old: bool = True
     orphan_min_age_ms: int = 86_400_000
     manifests_min_count: int = 50
+    deletes_min_files: int = 10
+    deletes_min_ratio: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -122,7 +135,8 @@ def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
         budget_ms=values[MAINTENANCE_BUDGET_MS], min_input_files=values[COMPACTION_MIN_INPUT_FILES],
         small_file_ratio=values[COMPACTION_SMALL_FILE_RATIO], snapshot_max_age_ms=values[SNAPSHOT_MAX_AGE_MS],
         snapshot_min_to_keep=values[SNAPSHOT_MIN_TO_KEEP], metadata_delete_old=values[METADATA_DELETE_OLD],
-        orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS], manifests_min_count=values[MANIFESTS_MIN_COUNT])
+        orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS], manifests_min_count=values[MANIFESTS_MIN_COUNT],
+        deletes_min_files=values[DELETES_MIN_FILES], deletes_min_ratio=values[DELETES_MIN_RATIO])
     return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
                          transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT],
                          driver_max_records=values[DRIVER_MAX_RECORDS], takeover=values[TAKEOVER],

@@ -20,8 +20,9 @@ from connector.config.connect_config import (
     ConnectConfig,
     parse_connect_config,
 )
-from connector.config.iceberg_config import IcebergConfig, is_iceberg_key, parse_iceberg_config
+from connector.config.iceberg_config import ICEBERG_CONFIG, IcebergConfig, is_iceberg_key, parse_iceberg_config
 from connector.config.icefloe_config import IcefloeConfig, is_icefloe_key, parse_icefloe_config
+from connector.config.no_effect import no_effect_warnings
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,8 @@ class SinkConfig:
             icefloe=parse_icefloe_config(props),
             props=props,
             worker=worker,
-            unused_keys=tuple(sorted(k for k in props if not _is_known(k))),
-            warnings=tuple(_warnings(connect)),
+            unused_keys=tuple(sorted(k for k in props if not is_known_key(k))),
+            warnings=tuple(_warnings(connect, props)),
         )
         config.check_plugins()
         return config
@@ -109,13 +110,15 @@ def _stringify(props: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _is_known(key: str) -> bool:
+def is_known_key(key: str) -> bool:
+    """Whether some part of icefloe reads ``key`` (the others are reported as unused, as Connect does)."""
     return key in CONNECT_CONFIG or key.startswith(PASSTHROUGH_PREFIXES) or key.startswith("errors.") \
         or is_iceberg_key(key) or is_icefloe_key(key)
 
 
-def _warnings(connect: ConnectConfig) -> list[str]:
-    notes = []
+def _warnings(connect: ConnectConfig, props: Mapping[str, str]) -> list[str]:
+    """What a user should know before the job starts: settings that combine badly or have no effect."""
+    notes = no_effect_warnings(props, CONNECT_CONFIG.merged(ICEBERG_CONFIG))
     raw = connect.raw
     if str(raw.get("errors.deadletterqueue.topic.name", "")).strip() and connect.errors_tolerance != "all":
         notes.append("errors.deadletterqueue.topic.name is set but errors.tolerance=none: as in Kafka Connect, "

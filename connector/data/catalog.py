@@ -87,8 +87,11 @@ def load_catalog(config: dict[str, str]) -> Catalog:
         raise
 
 
-def pyiceberg_properties(props: dict[str, str]) -> tuple[dict[str, str], bool]:
-    """Java catalog properties translated for pyiceberg, and whether the type was defaulted."""
+def pyiceberg_properties(props: dict[str, str], *, create_folders: bool = True) -> tuple[dict[str, str], bool]:
+    """Java catalog properties translated for pyiceberg, and whether the type was defaulted.
+
+    ``create_folders=False`` (validation) makes local paths absolute without creating anything.
+    """
     result = dict(props)
     catalog_type, defaulted = _catalog_type(result)
     if catalog_type == "jdbc":
@@ -96,7 +99,7 @@ def pyiceberg_properties(props: dict[str, str]) -> tuple[dict[str, str], bool]:
         result["uri"] = sqlalchemy_url(result.get("uri"), result.get("jdbc.user"), result.get("jdbc.password"))
     result["type"] = catalog_type
     _translate_io(result)
-    _resolve_local_paths(result)
+    _resolve_local_paths(result, create_folders=create_folders)
     return result, defaulted
 
 
@@ -104,15 +107,16 @@ def with_absolute_local_paths(config: dict[str, str]) -> dict[str, str]:
     """``config`` with a relative SQLite catalog file and local warehouse made absolute.
 
     Resolved once on the driver, so executors (whose working directory may
-    differ) open the same catalog.
+    differ) open the same catalog. Nothing is created here: parsing a config
+    (``icefloe validate``) leaves the disk alone; :func:`load_catalog` creates the folders.
     """
     props = {k[len(CATALOG_PREFIX):]: v for k, v in config.items() if k.startswith(CATALOG_PREFIX)}
-    _resolve_local_paths(props)
+    _resolve_local_paths(props, create_folders=False)
     return {**config, **{CATALOG_PREFIX + k: v for k, v in props.items()}}
 
 
-def _resolve_local_paths(props: dict[str, str]) -> None:
-    """Make a relative SQLite file and a relative local warehouse absolute, creating their folders.
+def _resolve_local_paths(props: dict[str, str], *, create_folders: bool = True) -> None:
+    """Make a relative SQLite file and a relative local warehouse absolute, creating their folders if asked.
 
     Lets a config such as the quickstart's (``sqlite:///icefloe-work/catalog.db``,
     ``warehouse=icefloe-work/warehouse``) work from whatever directory it is run in.
@@ -120,12 +124,14 @@ def _resolve_local_paths(props: dict[str, str]) -> None:
     uri = props.get("uri", "")
     if uri.startswith("sqlite:///") and uri != "sqlite:///:memory:":
         path = os.path.abspath(uri[len("sqlite:///"):])
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if create_folders:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
         props["uri"] = f"sqlite:///{path}"
     warehouse = props.get("warehouse")
     if warehouse and "://" not in warehouse:
         path = os.path.abspath(warehouse)
-        os.makedirs(path, exist_ok=True)
+        if create_folders:
+            os.makedirs(path, exist_ok=True)
         props["warehouse"] = f"file://{path}"
 
 

@@ -70,7 +70,7 @@ import logging
 import os
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -82,6 +82,8 @@ from connector.api.record import SinkRecord
 from connector.config.sink_config import SinkConfig
 from connector.data.avro_batch import AvroBatchReader
 from connector.data.catalog import load_catalog
+from connector.data.cdc_ops import row_changes
+from connector.data.collapse import positions_table
 from connector.data.decoder import RecordConversionFailed, RecordDecoder
 from connector.data.errant import SINK_TASK_CLASS, TASK_PUT, ErrantRecord, ErrorHandler, ErrorSettings, mark
 from connector.data.json_batch import parse_json_objects
@@ -92,7 +94,7 @@ from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
 from connector.data.suspicious_rows import not_json_objects, not_registry_framed
-from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableState, TableWriters
+from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableState, TableWriters, Written
 from connector.data.typed_batch import DecodedBatch, to_table
 from connector.kafka.offsets import TopicPartition
 from converters.confluent.avro import AvroConverter
@@ -123,6 +125,9 @@ _STRUCTURAL_DECLINES = ("table to create", "schema changes", "columns looked up 
                         "the schema does not fit the table")  # (one schema for the whole batch)
 
 Coordinates = tuple[str, int, int]
+#: One table's converted rows of a batch: (table, rows in its schema, their positions and delete flags for
+#: an upsert/CDC table (``connector.data.collapse.POSITIONS_SCHEMA``) or None).
+Converted = tuple[str, pa.Table, Optional[pa.Table]]
 
 
 # --- rows bound for one table ------------------------------------------------------------------
@@ -293,8 +298,8 @@ class TaskPipeline:
         if needs:
             self.errors.discard()
             return needs
-        for table_name, data in converted:
-            self.tables.buffer(table_name, data)
+        for table_name, data, positions in converted:
+            self.tables.buffer(table_name, data, positions)
         taken = self.errors.take()
         if taken:
             self.errant_counts.update(e.topic for e in taken)
@@ -313,7 +318,7 @@ class TaskPipeline:
         errant, self.errant = self.errant, []
         return errant
 
-    def _process(self, batch: pa.RecordBatch) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+    def _process(self, batch: pa.RecordBatch) -> tuple[SchemaNeeds, list[Converted]]:
         if self.path != PER_RECORD:
             tolerant = self.errors.tolerant
             failed = self.decoder.check_keys_and_headers(batch, self.errors.fail if tolerant else None)
@@ -332,7 +337,7 @@ class TaskPipeline:
         return self._write(self._per_record_rows(batch), may_ask=True)
 
     def _columnar_piece(self, batch: pa.RecordBatch, *, screen: int
-                        ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+                        ) -> tuple[SchemaNeeds, list[Converted]]:
         """A batch (or a piece of one) column-wise; with error tolerance, a declined one is screened or split.
 
         ``screen``: 2 = the column-wise check may run, then the per-value one; 1 = the per-value one; 0 = none.
@@ -371,7 +376,7 @@ class TaskPipeline:
         return None
 
     def _screened(self, batch: pa.RecordBatch, suspicious: np.ndarray, screen: int
-                  ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+                  ) -> tuple[SchemaNeeds, list[Converted]]:
         """The suspicious rows per record, the others column-wise again."""
         self.batches[PER_RECORD] += 1
         pieces = [self._write(self._per_record_rows(batch.filter(pa.array(suspicious))), may_ask=True)]
@@ -487,7 +492,7 @@ class TaskPipeline:
     # --- drop committed, convert, buffer ----------------------------------------------------
 
     def _write(self, routed: dict[str, TableRows], *, may_ask: bool
-               ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+               ) -> tuple[SchemaNeeds, list[Converted]]:
         """Convert each table's rows: (the schema changes they need, or the tables to buffer).
 
         ``may_ask``: whether this strategy may ask for tables and schema changes
@@ -497,7 +502,7 @@ class TaskPipeline:
         while True:
             failed_before = len(self.errors.failed)
             needs = SchemaNeeds()
-            converted: list[tuple[str, pa.Table]] = []
+            converted: list[Converted] = []
             for table_name, rows in routed.items():
                 rows = rows.without(self.errors.failed)
                 if len(rows) == 0:
@@ -512,10 +517,38 @@ class TaskPipeline:
                 data, updates = self._convert(state, fresh)
                 if updates:
                     needs.updates[table_name] = updates
+                elif data is not None and state.upsert:
+                    # The converted rows are fresh's minus the ones their conversion just failed (and only
+                    # those: rows that failed earlier, for any table, were taken out of ``rows`` above).
+                    keyed = self._keyed(state, fresh.without(self.errors.failed), data)
+                    if keyed is not None:
+                        converted.append((table_name, *keyed))
                 elif data is not None:
-                    converted.append((table_name, data))
+                    converted.append((table_name, data, None))
             if len(self.errors.failed) == failed_before or len(routed) == 1:
                 return (needs, []) if needs else (needs, converted)
+
+    def _keyed(self, state: TableState, rows: TableRows, data: pa.Table) -> tuple[pa.Table, pa.Table] | None:
+        """An upsert table's converted rows with their positions and delete flags, minus the rows whose
+        operation or key is invalid (each reported as its record's failure, so tolerated ones go to the
+        DLQ and leave every table); None when no row is left."""
+        if len(rows) != data.num_rows:
+            raise ConnectException(f"Converted {data.num_rows} rows for table {state.name} from {len(rows)} "
+                                   f"records")
+        changes = row_changes(data, state.op_column, state.id_columns)
+        deleted = changes.deleted
+        if changes.bad:
+            for index, why in changes.bad:
+                error = DataException(f"An error occurred converting record, {rows.where(index)}, "
+                                      f"table: {state.name}: {why}")
+                self.errors.fail(mark(error, TASK_PUT, SINK_TASK_CLASS), rows.coordinates(index))
+            keep = np.ones(data.num_rows, dtype=bool)
+            keep[[index for index, _ in changes.bad]] = False
+            mask = pa.array(keep)
+            rows, data, deleted = rows.filter(mask), data.filter(mask), deleted.filter(mask)
+            if data.num_rows == 0:
+                return None
+        return data, positions_table(rows.topics, rows.partitions, rows.offsets, deleted)
 
     def _open(self, table_name: str, rows: TableRows, needs: SchemaNeeds, may_ask: bool) -> TableState | None:
         if not may_ask:
@@ -615,8 +648,8 @@ class TaskPipeline:
         """Reload these tables on next use (after their schema changed); rows buffered so far are kept."""
         self.tables.forget(names)
 
-    def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
-        """Flush buffers: (data files per table, rows written per table).
+    def close(self) -> Written:
+        """Flush buffers: the data files, rows written and (upsert/CDC tables) change segments per table.
 
         Then the errant records go to the DLQ, acknowledged before this returns (so before
         the coordinator can commit the cycle).
@@ -632,8 +665,8 @@ class TaskPipeline:
         return written
 
 
-def _merged(pieces: list[tuple[SchemaNeeds, list[tuple[str, pa.Table]]]]
-            ) -> tuple[SchemaNeeds, list[tuple[str, pa.Table]]]:
+def _merged(pieces: list[tuple[SchemaNeeds, list[Converted]]]
+            ) -> tuple[SchemaNeeds, list[Converted]]:
     """The results of a batch's pieces: their needs, or all their tables (in piece order)."""
     needs = SchemaNeeds()
     for piece_needs, _ in pieces:

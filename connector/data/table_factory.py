@@ -6,6 +6,13 @@ ones are fine), then the table with the partition spec from ``partition-by``
 and the ``auto-create-props``, retried up to 3 times; if another task created
 it meanwhile, that table is loaded. The schema comes from the first record
 (its Connect schema, or inferred from a schemaless value).
+
+When the table has id columns (``iceberg.table.<table>.id-columns`` or
+``iceberg.tables.default-id-columns``), they become its identifier fields, as
+Tabular's sink made them: required columns, inside required structs. An
+upsert table's id columns must fit (exist, be primitive, not float or double,
+not inside a list or a map); an append-only table's only declare the key, so
+one that does not fit is logged and the table created without identifier fields.
 """
 
 from __future__ import annotations
@@ -21,8 +28,10 @@ from pyiceberg.exceptions import (
 )
 from pyiceberg.schema import Schema, assign_fresh_schema_ids
 from pyiceberg.table import Table
+from pyiceberg.types import IcebergType, StructType
 
 from connector.api.errors import ConfigException, DataException, NotFoundException
+from connector.data.changes import id_column
 from connector.data.partition_spec import DEFAULT_PARTITION_BY_KEY, partition_spec_for
 
 log = logging.getLogger(__name__)
@@ -40,8 +49,15 @@ def ensure_table(
     properties: dict[str, str],
     auto_create: bool,
     partition_by_key: str = DEFAULT_PARTITION_BY_KEY,
+    id_columns: tuple[str, ...] = (),
+    upsert: bool = False,
+    case_sensitive: bool = True,
 ) -> Table:
     """The table ``identifier``, created from ``sample_schema`` if missing and allowed.
+
+    ``id_columns`` become the new table's identifier fields (looked up ignoring case
+    unless ``case_sensitive``); ``upsert``: they must (ConfigException naming the
+    table and the column otherwise).
 
     Raises:
         NotFoundException: the table is missing and auto-create is off.
@@ -61,9 +77,50 @@ def ensure_table(
     if sample_schema is None or not sample_schema.fields:
         raise DataException(f"Unable to create table from empty object: {identifier}")
     schema = assign_fresh_schema_ids(sample_schema)
+    if id_columns:
+        schema = _keyed(schema, identifier, id_columns, strict=upsert, case_sensitive=case_sensitive)
     spec = partition_spec_for(schema, partition_by, config_key=partition_by_key)
     create_namespaces(catalog, identifier)
     return _create(catalog, identifier, schema, spec, properties)
+
+
+def _keyed(schema: Schema, identifier: str, id_columns: tuple[str, ...], *, strict: bool,
+           case_sensitive: bool) -> Schema:
+    """``schema`` with identifier fields; when they do not fit, an error (``strict``) or a warning."""
+    try:
+        return with_identifier_fields(schema, identifier, id_columns, case_sensitive=case_sensitive)
+    except ConfigException as exc:
+        if strict:
+            raise
+        log.warning("Creating %s without identifier fields: %s", identifier, exc)
+        return schema
+
+
+def with_identifier_fields(schema: Schema, table_name: str, id_columns: tuple[str, ...], *,
+                           case_sensitive: bool = True) -> Schema:
+    """``schema`` whose identifier fields are ``id_columns`` (dotted paths for nested struct fields).
+
+    The columns, and the structs they are nested in, become required (Iceberg's
+    rule for identifier fields). ConfigException names the table and the
+    column that cannot be one.
+    """
+    paths = [id_column(schema, table_name, name, case_sensitive=case_sensitive) for name in id_columns]
+    on_the_way = {field_id for path in paths for field_id in path.field_ids}
+    struct = _required(schema.as_struct(), on_the_way)
+    assert isinstance(struct, StructType)
+    return Schema(*struct.fields, schema_id=schema.schema_id,
+                  identifier_field_ids=[path.field_ids[-1] for path in paths])
+
+
+def _required(field_type: IcebergType, ids: set[int]) -> IcebergType:
+    """``field_type`` with the struct fields of ``ids`` (at any depth of structs) made required."""
+    if not isinstance(field_type, StructType):
+        return field_type  # identifier fields are never inside lists or maps
+    return StructType(*[
+        field if field.field_id not in ids else field.model_copy(update={
+            "required": True, "field_type": _required(field.field_type, ids)})
+        for field in field_type.fields
+    ])
 
 
 def create_namespaces(catalog: Catalog, identifier: str) -> None:

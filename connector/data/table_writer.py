@@ -14,6 +14,12 @@ so the table is reloaded with its new schema.
 
 Which offsets a table has committed is the commit protocol's business
 (``connector.channel``): it is handed in as ``committed_offsets``.
+
+Upsert and CDC tables (``IcebergConfig.upsert_table``) buffer each row's
+source position and delete flag along with it; every flush collapses the
+buffer to one row per key (:mod:`connector.data.collapse`), writes the
+surviving rows and records a :class:`~connector.data.changes.ChangeSegment`
+for the commit. Append-only tables buffer rows only.
 """
 
 from __future__ import annotations
@@ -25,9 +31,12 @@ import pyarrow as pa
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
-from connector.api.errors import ConfigException, DataException
+from connector.api.errors import ConfigException, ConnectException, DataException
 from connector.api.struct import Struct
 from connector.config.sink_config import SinkConfig
+from connector.data.cdc_ops import op_column
+from connector.data.changes import ChangeSegment, id_column_paths
+from connector.data.collapse import collapse
 from connector.data.json_batch import JsonBatchConverter
 from connector.data.missing_tables import MissingTables
 from connector.data.record_converter import RecordConverter, registry_schema_note
@@ -82,6 +91,27 @@ class TableState:
         self.buffered_rows = 0
         self.files: list[Any] = []
         self.rows_written = 0
+        # Upsert/CDC tables only: the key and op columns, each buffered row's position, the flushes' segments.
+        self.upsert = iceberg.upsert_table(table_name)
+        self.id_columns = id_column_paths(iceberg, table_name, table) if self.upsert else ()
+        self.op_column = op_column(iceberg, table_name, table) if self.upsert else None
+        self.positions: list[pa.Table] = []
+        self.changes: list[ChangeSegment] = []
+
+
+@dataclass
+class Written:
+    """What a task's tables wrote, per table: data files, rows, and (upsert/CDC tables only) change segments.
+
+    Unpacks as ``(data_files, records_written)`` for callers that need no more.
+    """
+
+    data_files: dict[str, list[Any]] = field(default_factory=dict)
+    records_written: dict[str, int] = field(default_factory=dict)
+    changes: dict[str, list[ChangeSegment]] = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter((self.data_files, self.records_written))
 
 
 class TableWriters:
@@ -166,33 +196,51 @@ class TableWriters:
 
     # --- buffering and files -----------------------------------------------------------
 
-    def buffer(self, table_name: str, data: pa.Table) -> None:
-        """Buffer rows already converted to the table's schema; flush to files when the buffer is large."""
+    def buffer(self, table_name: str, data: pa.Table, positions: pa.Table | None = None) -> None:
+        """Buffer rows already converted to the table's schema; flush to files when the buffer is large.
+
+        ``positions`` (upsert/CDC tables, required there): each row's source position and delete flag
+        (``connector.data.collapse.POSITIONS_SCHEMA``), aligned with ``data``.
+        """
         state = self.tables[table_name]
         if data.num_rows == 0:
             return
+        if state.upsert:
+            if positions is None or positions.num_rows != data.num_rows:
+                raise ConnectException(f"Rows for upsert table {table_name} came without their positions")
+            state.positions.append(positions)
         state.buffer.append(data)
         state.buffered_rows += data.num_rows
         if state.buffered_rows >= FLUSH_ROWS:
             self._flush(state)
 
     def _flush(self, state: TableState) -> None:
+        """Write the buffer; for an upsert table, its rows collapsed to one per key, and record the segment."""
         if not state.buffer:
             return
         data = pa.concat_tables(state.buffer)
         state.buffer, state.buffered_rows = [], 0
-        state.files.extend(write_data_files(state.table, data, task_id=self.task_id,
-                                            write_props=self.config.iceberg.write_props))
+        keys = None
+        if state.upsert:
+            collapsed = collapse(data, pa.concat_tables(state.positions), state.id_columns)
+            state.positions = []
+            data, keys = collapsed.rows, collapsed.keys
+        files = write_data_files(state.table, data, task_id=self.task_id, write_props=self.config.iceberg.write_props)
+        state.files.extend(files)
         state.rows_written += data.num_rows
+        if keys is not None:
+            state.changes.append(ChangeSegment(files=files, keys=keys))
 
-    def close(self) -> tuple[dict[str, list[Any]], dict[str, int]]:
-        """Flush every buffer; the data files and row counts written per table."""
-        files: dict[str, list[Any]] = {}
-        rows: dict[str, int] = {}
+    def close(self) -> Written:
+        """Flush every buffer; what was written per table (tables in first-flush order, segments in flush order)."""
+        written = Written()
         self.missing.close()
         for state in [*self._forgotten, *self.tables.values()]:
             self._flush(state)
+            name = state.name
             if state.files:
-                files[state.name] = files.get(state.name, []) + state.files
-                rows[state.name] = rows.get(state.name, 0) + state.rows_written
-        return files, rows
+                written.data_files[name] = written.data_files.get(name, []) + state.files
+                written.records_written[name] = written.records_written.get(name, 0) + state.rows_written
+            if state.changes:
+                written.changes[name] = written.changes.get(name, []) + state.changes
+        return written

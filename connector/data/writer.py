@@ -67,6 +67,8 @@ def write_data_files(table: Table, data: pa.Table, *, task_id: str,
         files = list(_dataframe_to_data_files(metadata, data, table.io, write_uuid=write_uuid))
     else:
         files = list(write_file(table.io, metadata, _partitioned_tasks(metadata, data, write_uuid)))
+    for data_file in files:  # pyiceberg leaves it unset until a manifest is read; readers of these files need it
+        data_file.spec_id = metadata.default_spec_id
     log.debug(
         "Task %s wrote %d rows of %s into %d files (write uuid %s)",
         task_id, data.num_rows, table.name(), len(files), write_uuid,

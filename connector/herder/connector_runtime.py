@@ -183,6 +183,8 @@ class ConnectorRuntime:
     def _run(self, stop: StopSignal) -> None:
         try:
             sink = SinkConfig.parse(self.resolve(dict(self.config)), self.worker)
+            for note in sink.warnings:  # e.g. a Java sink key with no effect here, as `icefloe run` warns
+                log.warning("Connector %s: %s", self.name, note)
             while not self.runner.session_ready(timeout=0.5):  # UNASSIGNED until the worker's session is up
                 if stop.requested:
                     return

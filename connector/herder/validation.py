@@ -25,7 +25,9 @@ from connector.api.java.value_of import java_str
 from connector.config.connect_config import CONNECT_CONFIG, ICEBERG_CONNECTOR_CLASSES
 from connector.config.iceberg_config import ICEBERG_CONFIG
 from connector.config.icefloe_config import ICEFLOE_CONFIG
+from connector.config.no_effect import no_effect_warnings
 from connector.config.providers import ConfigProviders
+from connector.config.sink_config import is_known_key
 from connector.herder.errors import NotFoundError
 
 log = logging.getLogger(__name__)
@@ -129,7 +131,7 @@ class _Validation:
         entry = self.entries.get(name or "")
         if entry is None:
             raw = self.raw.get(name) if name else None
-            shown = _HIDDEN if raw is not None and _looks_secret(name or "") else raw
+            shown = _HIDDEN if raw is not None and _looks_secret(name or "", str(raw)) else raw
             entry = _Entry(name or "", None, (None, -1, "NONE", name or ""), shown=shown)
             self.entries[entry.name] = entry
         if message not in entry.errors:
@@ -142,6 +144,31 @@ class _Validation:
 def validate_connector_config(config: Mapping[str, Any], worker: Mapping[str, str] | None = None,
                               providers: ConfigProviders | None = None) -> dict:
     """Connect's ``ConfigInfos`` for ``config``: every key's definition, value, recommended values and errors."""
+    return _validate(config, worker, providers)[0]
+
+
+def validation_report(config: Mapping[str, Any], worker: Mapping[str, str] | None = None,
+                      providers: ConfigProviders | None = None) -> dict:
+    """``icefloe validate``'s answer: the ``ConfigInfos``, then what Connect only logs.
+
+    ``connector`` (the name), ``unused`` (keys nothing recognises, as Connect's
+    "supplied but isn't a known config") and ``warnings`` (keys icefloe cannot
+    honour, settings that combine badly) follow Connect's fields, so the same
+    rule answers the REST worker and the command line.
+    """
+    infos, sink = _validate(config, worker, providers)
+    resolved = _resolve_placeholders({str(k): v for k, v in config.items()}, dict(worker or {}), providers)[1]
+    if sink is not None:
+        unused, warnings = list(sink.unused_keys), list(sink.warnings)
+    else:  # the config did not parse: still say what can be said from the keys alone
+        unused = sorted(k for k in resolved if not is_known_key(k))
+        warnings = no_effect_warnings(resolved, CONNECT_CONFIG.merged(ICEBERG_CONFIG))
+    return {**infos, "connector": config.get("name"), "unused": unused, "warnings": warnings}
+
+
+def _validate(config: Mapping[str, Any], worker: Mapping[str, str] | None,
+              providers: ConfigProviders | None) -> tuple[dict, Any]:
+    """The ``ConfigInfos`` and, when the config is valid, its parsed ``SinkConfig`` (else None)."""
     worker = dict(worker or {})
     raw = {str(k): v for k, v in config.items()}
     placeholder_errors, resolved = _resolve_placeholders(raw, worker, providers)
@@ -160,10 +187,10 @@ def validate_connector_config(config: Mapping[str, Any], worker: Mapping[str, st
             run.error(key, "Null value can not be supplied as the configuration value.")
     _connector_class_rule(run)
     _topic_rules(run)
-    if run.error_count() == 0:
-        _whole_config_checks(run, worker)
-    return {"name": raw.get(CONNECTOR_CLASS), "error_count": run.error_count(), "groups": run.groups,
-            "configs": [entry.info() for entry in run.entries.values()]}
+    sink = _whole_config_checks(run, worker) if run.error_count() == 0 else None
+    infos = {"name": raw.get(CONNECTOR_CLASS), "error_count": run.error_count(), "groups": run.groups,
+             "configs": [entry.info() for entry in run.entries.values()]}
+    return infos, sink
 
 
 def invalid_config_message(infos: Mapping[str, Any]) -> str | None:
@@ -379,24 +406,32 @@ def _full_match(regex: str, text: str) -> bool:
         return False
 
 
-def _whole_config_checks(run: _Validation, worker: Mapping[str, str]) -> None:
-    """``SinkConfig.parse`` (plugins built, per-table keys): its error on the key it names."""
+def _whole_config_checks(run: _Validation, worker: Mapping[str, str]) -> Any:
+    """``SinkConfig.parse`` (plugins built, per-table keys), then the catalog's class: an error on the key it names.
+
+    The parsed ``SinkConfig`` when valid, else None. Nothing is opened or created:
+    the catalog is only resolved and its class imported (connector.config.catalog_check).
+    """
+    from connector.config.catalog_check import check_catalog
     from connector.config.sink_config import SinkConfig
 
     try:
-        SinkConfig.parse(run.config, worker)
+        sink = SinkConfig.parse(run.config, worker)
+        check_catalog(sink.props)
+        return sink
     except ConfigException as exc:
         run.error(_key_of(exc, run), str(exc))
     except Exception as exc:  # noqa: BLE001 - bad input must come back as a validation error, not a 500
         log.debug("Connector config check failed", exc_info=True)
         run.error(None, f"{type(exc).__name__}: {exc}")
+    return None
 
 
 def _key_of(exc: ConfigException, run: _Validation) -> str | None:
     """The config key an error is about: the one it names, else the longest submitted key its text quotes."""
     for name in (exc.config_key, exc.name):
-        if name and (name in run.entries or name in run.raw):
-            return name
+        if name and (name in run.entries or name in run.raw or name.startswith("iceberg.catalog.")):
+            return name  # a catalog key may be named without being set (iceberg.catalog.uri missing)
     text = str(exc)
     for name in sorted({*run.raw, *run.entries}, key=len, reverse=True):
         if name and name in text:
@@ -430,9 +465,16 @@ def _prefixed_values(values: Mapping[str, Any], prefix: str) -> dict[str, Any]:
 _SECRET_WORDS = ("password", "passwd", "secret", "token", "credential", "jaas", "user.info")
 
 
-def _looks_secret(key: str) -> bool:
-    """An undeclared key (no PASSWORD type to go by) whose value must not be echoed, e.g. a catalog credential."""
-    return any(word in key.lower() for word in _SECRET_WORDS)
+_CREDENTIALS_IN_URL = re.compile(r"://[^/@\s]*:[^/@\s]*@|password=", re.IGNORECASE)
+
+
+def _looks_secret(key: str, value: str = "") -> bool:
+    """An undeclared key (no PASSWORD type to go by) whose value must not be echoed.
+
+    By its name (a catalog credential) or by its value: a URL carrying ``user:password@``
+    or a ``password=`` parameter, such as a catalog's database URI.
+    """
+    return any(word in key.lower() for word in _SECRET_WORDS) or bool(_CREDENTIALS_IN_URL.search(value))
 
 
 def _recommended(key: ConfigKey) -> list[str]:

@@ -196,6 +196,7 @@ class DlqReplay:
         self.catalog = catalog if catalog is not None else load_catalog(config.props)
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
         self.task_id = f"{config.name}-replay-{uuid.uuid4().hex[:8]}-0"
+        self._changes: dict[str, list[Any]] = {}  # upsert tables: change segments, in replay order
 
     def run(self) -> ReplayReport:
         report = ReplayReport(self.original.name, self.dlq)
@@ -307,10 +308,12 @@ class DlqReplay:
                 pipeline.forget_tables(needs.tables)
             else:
                 raise ConnectException(f"Gave up after {MAX_SCHEMA_ROUNDS} rounds of schema changes")
-        written, rows = pipeline.close()
-        for table, table_files in written.items():
+        written = pipeline.close()
+        for table, table_files in written.data_files.items():
             files.setdefault(table, []).extend(table_files)
-        for table, count in rows.items():
+        for table, segments in written.changes.items():  # upsert tables: the keys their commit deletes
+            self._changes.setdefault(table, []).extend(segments)
+        for table, count in written.records_written.items():
             report.replayed[table] = report.replayed.get(table, 0) + count
         errant.extend((e, by_origin[e.coordinates]) for e in pipeline.take_errant())
 
@@ -390,10 +393,11 @@ class DlqReplay:
         commit_id = str(uuid.uuid4())
         for table_name in self.config.iceberg.tables:
             table_files = files.get(table_name, [])
-            if not table_files:
+            if not table_files and table_name not in self._changes:
                 if table_name not in positions or positions[table_name] == end:
                     continue  # a table that does not exist, or already there: nothing to record
             report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files, {},
-                                                        commit_id, None, properties)
+                                                        commit_id, None, properties,
+                                                        changes=self._changes.get(table_name))
             fault_point("replay.after-table-commit")
 

@@ -1,21 +1,31 @@
-"""Compaction: a partition's small data files rewritten into target-sized files, one snapshot per group.
+"""Compaction: a partition's data files rewritten into target-sized files, one snapshot per group.
+
+Two reasons to rewrite a partition's files (the rules: :mod:`.planner`):
+many small files, and, in upsert and CDC tables, many position deletes
+(``icefloe.maintenance.deletes.min-files`` delete files or
+``icefloe.maintenance.deletes.min-ratio`` of its rows deleted), which every
+reader otherwise applies on every scan.
 
 The rows are read through pyiceberg's Arrow scan of exactly the group's files,
-projected on the table's current schema (files written before a column was
-added read it as nulls), written as one Parquet file with pyiceberg's write
-path (the table's compression codec, column statistics, partition values) and
-committed by :func:`connector.channel.commit.commit_rewrite`: one overwrite
-snapshot removing the group's files and adding the new one, with no offsets.
-If it cannot commit (another writer removed an input file, or kept winning
-the race), the new file is deleted and the files stay as they were.
+each with the position delete files that apply to it (so a deleted row never
+comes back), projected on the table's current schema (files written before a
+column was added read it as nulls), written as one Parquet file with
+pyiceberg's write path (the table's compression codec, column statistics,
+partition values) and committed as one row delta
+(:func:`connector.channel.row_delta.commit_row_delta`): one overwrite snapshot
+removing the group's data files and their delete files and adding the new
+file, with no offsets. The row delta refuses to land when a file of the group
+is gone or another writer added deletes against one since it was read; then,
+or when other writers keep winning the race, the new file is deleted and the
+files stay as they were.
 
 When the table has a sort order (on columns, identity transforms), the
 rows of the new file follow it.
 
 Only files of the table's current partition spec are compacted, and a table
-with delete files (row-level deletes, written by other engines) is skipped:
-rewriting data files under delete files needs their sequence numbers kept,
-which pyiceberg's overwrite does not do.
+with delete files that do not reference one data file each (equality deletes,
+partition-scoped position deletes, written by other engines) is skipped:
+dropping those needs every data file they may apply to rewritten at once.
 """
 
 from __future__ import annotations
@@ -24,19 +34,21 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 import pyarrow as pa
+from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, write_file
-from pyiceberg.manifest import DataFile, ManifestContent
+from pyiceberg.manifest import DataFile
 from pyiceberg.partitioning import PartitionFieldValue, PartitionKey
 from pyiceberg.table import FileScanTask, Table, WriteTask
 from pyiceberg.table.sorting import NullOrder, SortDirection
 from pyiceberg.transforms import IdentityTransform
 
-from connector.channel.commit import commit_rewrite
-from connector.channel.offsets import branch_head
+from connector.channel.commit import REWRITE_ATTEMPTS
+from connector.channel.row_delta import RowDeltaConflict, commit_row_delta
+from connector.data.live_files import live_files
 from connector.maintenance.planner import Candidate, Group, plan_groups
 from connector.maintenance.policy import TablePolicy
 
@@ -49,6 +61,7 @@ MAINTENANCE_OPERATION = "icefloe.maintenance"  # snapshot summary property of ma
 class CompactionReport:
     groups: int = 0  # groups committed
     files_removed: int = 0
+    delete_files_removed: int = 0  # position delete files applied and dropped
     files_added: int = 0
     bytes_rewritten: int = 0  # size of the files removed
     given_up: int = 0  # groups that could not commit
@@ -59,32 +72,39 @@ class CompactionReport:
 
 def live_data_files(table: Table, branch: str | None) -> tuple[list[DataFile], bool]:
     """The data files of the branch head, and whether it has delete files."""
-    head = branch_head(table, branch)
-    if head is None:
-        return [], False
-    files: list[DataFile] = []
-    has_deletes = False
-    for manifest in head.manifests(table.io):
-        if manifest.content == ManifestContent.DELETES:
-            has_deletes = has_deletes or bool(manifest.existing_files_count or manifest.added_files_count)
-            continue
-        files.extend(entry.data_file for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True))
-    return files, has_deletes
+    live = live_files(table, branch)
+    return [f.file for f in live.data], bool(live.deletes)
 
 
-def plan(table: Table, branch: str | None, policy: TablePolicy) -> tuple[list[Group], dict[str, DataFile]]:
-    """The groups to rewrite now and the data files by path."""
-    files, has_deletes = live_data_files(table, branch)
-    if has_deletes:
-        log.info("Not compacting %s: it has delete files", table.name())
-        return [], {}
+@dataclass
+class Plan:
+    """The groups to rewrite now, the data files by path and the delete files applying to each."""
+
+    groups: list[Group] = field(default_factory=list)
+    data: dict[str, DataFile] = field(default_factory=dict)
+    deletes: dict[str, list[DataFile]] = field(default_factory=dict)
+
+
+def plan(table: Table, branch: str | None, policy: TablePolicy) -> Plan:
+    """What to rewrite on ``branch``'s head: nothing when it holds delete files that are not file-scoped."""
+    live = live_files(table, branch)
+    if live.unscoped():
+        log.info("Not compacting %s: it has delete files that do not reference one data file each", table.name())
+        return Plan()
+    deletes = {path: [d.file for d in found] for path, found in live.deletes_by_data_file().items()}
     spec_id = table.metadata.default_spec_id
-    by_path = {f.file_path: f for f in files}
-    candidates = [Candidate((f.spec_id, _values(f)), f.file_path, f.file_size_in_bytes)
-                  for f in files if f.spec_id == spec_id]
+    candidates = [_candidate(f.file, deletes.get(f.file.file_path, [])) for f in live.data
+                  if f.file.spec_id == spec_id]
     groups = plan_groups(candidates, target_size=policy.target_file_size, small_file_size=policy.small_file_size,
-                         min_input_files=policy.min_input_files)
-    return groups, by_path
+                         min_input_files=policy.min_input_files, deletes_min_files=policy.deletes_min_files,
+                         deletes_min_ratio=policy.deletes_min_ratio)
+    return Plan(groups, {f.file.file_path: f.file for f in live.data}, deletes)
+
+
+def _candidate(data_file: DataFile, deletes: list[DataFile]) -> Candidate:
+    return Candidate((data_file.spec_id, _values(data_file)), data_file.file_path, data_file.file_size_in_bytes,
+                     delete_files=len(deletes), deleted_rows=sum(d.record_count for d in deletes),
+                     rows=data_file.record_count)
 
 
 def _values(data_file: DataFile) -> tuple:
@@ -112,11 +132,17 @@ def _sorted(rows: pa.Table, metadata) -> pa.Table:
     return rows.sort_by(keys)  # (name, order, null placement) keys: pyarrow >= 25
 
 
-def rewrite_group(table: Table, inputs: list[DataFile]) -> list[DataFile]:
-    """Write the rows of ``inputs`` (all of one partition of the current spec) as one new data file."""
+def rewrite_group(table: Table, inputs: list[DataFile],
+                  deletes: Mapping[str, list[DataFile]] | None = None) -> list[DataFile]:
+    """Write the rows of ``inputs`` (all of one partition of the current spec) as one new data file.
+
+    ``deletes``: the position delete files applying to each input (by path), applied in the read.
+    """
     metadata = table.metadata
     schema = metadata.schema()
-    rows = ArrowScan(metadata, table.io, schema, AlwaysTrue()).to_table([FileScanTask(f) for f in inputs])
+    deletes = deletes or {}
+    tasks = [FileScanTask(f, delete_files=set(deletes.get(f.file_path, []))) for f in inputs]
+    rows = ArrowScan(metadata, table.io, schema, AlwaysTrue()).to_table(tasks)
     if rows.num_rows == 0:
         return []
     rows = _sorted(rows, metadata)
@@ -144,16 +170,16 @@ def compact(catalog, config, table_name: str, policy: TablePolicy, deadline: flo
     report = CompactionReport()
     branch = config.iceberg.table_config(table_name).commit_branch
     table = catalog.load_table(table_name)
-    groups, by_path = plan(table, branch, policy)
-    groups = resume(groups)
+    planned = plan(table, branch, policy)
+    groups = resume(planned.groups)
     for index, group in enumerate(groups):
         if index > 0 and clock() >= deadline:
             report.pending = len(groups) - index
             break
-        inputs = [by_path[c.path] for c in group.files]
-        added = rewrite_group(table, inputs)
-        properties = {MAINTENANCE_OPERATION: "compaction"}
-        snapshot = commit_rewrite(catalog, config, table_name, inputs, added, properties)
+        inputs = [planned.data[c.path] for c in group.files]
+        their_deletes = [d for f in inputs for d in planned.deletes.get(f.file_path, [])]
+        added = rewrite_group(table, inputs, planned.deletes)
+        snapshot = commit_group(catalog, table_name, branch, inputs, their_deletes, added)
         if snapshot is None:
             report.given_up += 1
             for data_file in added:
@@ -163,14 +189,38 @@ def compact(catalog, config, table_name: str, policy: TablePolicy, deadline: flo
             continue
         report.groups += 1
         report.files_removed += len(inputs)
+        report.delete_files_removed += len(their_deletes)
         report.files_added += len(added)
         report.bytes_rewritten += group.size
         report.snapshots.append(snapshot)
         if on_progress is not None:
             on_progress(index + 1)
-        log.info("Compacted %d file(s) (%d bytes) of %s partition %s into %d file(s) (%d bytes), snapshot %s",
-                 len(inputs), group.size, table_name, _partition_text(group), len(added),
-                 sum(f.file_size_in_bytes for f in added), snapshot)
+        log.info("Compacted %d file(s) (%d bytes) and %d delete file(s) of %s partition %s into %d file(s) "
+                 "(%d bytes), snapshot %s", len(inputs), group.size, len(their_deletes), table_name,
+                 _partition_text(group), len(added), sum(f.file_size_in_bytes for f in added), snapshot)
         table = catalog.load_table(table_name)
     report.seconds = clock() - began
     return report
+
+
+def commit_group(catalog, table_name: str, branch: str | None, inputs: list[DataFile], deletes: list[DataFile],
+                 added: list[DataFile]) -> int | None:
+    """Replace ``inputs`` and their ``deletes`` by ``added`` in one snapshot; its id, or None if given up.
+
+    Tried again on a new head when another writer committed first (its files stay), up to
+    :data:`~connector.channel.commit.REWRITE_ATTEMPTS` times; given up at once when the head no longer
+    fits (a file of the group gone, or new deletes against one: rewriting would lose them).
+    """
+    properties = {MAINTENANCE_OPERATION: "compaction"}
+    for attempt in range(1, REWRITE_ATTEMPTS + 1):
+        table = catalog.load_table(table_name)
+        try:
+            return commit_row_delta(table, branch, properties, added_data=added, removed_data=inputs,
+                                    removed_deletes=deletes)
+        except RowDeltaConflict as exc:
+            log.info("Rewrite of %d file(s) of %s no longer fits the table: %s", len(inputs), table_name, exc)
+            return None
+        except CommitFailedException as exc:
+            log.info("Rewrite of %d file(s) of %s conflicted (attempt %d): %s", len(inputs), table_name,
+                     attempt, exc)
+    return None

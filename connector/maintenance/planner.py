@@ -1,14 +1,24 @@
-"""Compaction planning: which small data files of which partition go together into one new file.
+"""Compaction planning: which data files of which partition go together into one new file.
 
-Pure functions over (partition, path, size) so the rules can be tested alone:
-a partition is compacted once it holds at least ``min_input_files`` small files
-(below ``small_file_size``); its small files are packed, largest first, into
-groups of at most ``target_size`` bytes (first fit); a group of one file
-would rewrite it unchanged and is dropped. Partitions never mix.
+Pure functions over candidates (partition, path, size, and the position
+deletes against the file) so the rules can be tested alone:
+
+* small files: a partition is compacted once it holds at least
+  ``min_input_files`` small files (below ``small_file_size``); its small files
+  are packed, largest first, into groups of at most ``target_size`` bytes
+  (first fit); a group of one file would rewrite it unchanged and is dropped;
+* deletes: a partition whose data files have at least ``deletes_min_files``
+  delete files, or whose deleted rows are at least ``deletes_min_ratio`` of
+  its rows, has its files with deletes (and its small files) packed the same
+  way, and a group of one file with deletes is kept: rewriting it applies them.
+
+Partitions never mix. Whatever the rule, a rewritten file's deletes are
+applied and dropped with it (see :mod:`.compaction`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
@@ -18,6 +28,9 @@ class Candidate:
     partition: Hashable  # (spec id, partition values)
     path: str
     size: int
+    delete_files: int = 0  # position delete files applying to it
+    deleted_rows: int = 0  # rows those delete files delete (positions, as their record counts say)
+    rows: int = 0  # its record count
 
 
 @dataclass
@@ -30,18 +43,31 @@ class Group:
         return sum(f.size for f in self.files)
 
 
-def plan_groups(files: Iterable[Candidate], *, target_size: int, small_file_size: int,
-                min_input_files: int) -> list[Group]:
+def plan_groups(files: Iterable[Candidate], *, target_size: int, small_file_size: int, min_input_files: int,
+                deletes_min_files: int = 2**31, deletes_min_ratio: float = math.inf) -> list[Group]:
     """The groups to rewrite, partition by partition (in first-seen order)."""
     by_partition: dict[Hashable, list[Candidate]] = {}
     for candidate in files:
-        if candidate.size < small_file_size:
-            by_partition.setdefault(candidate.partition, []).append(candidate)
+        by_partition.setdefault(candidate.partition, []).append(candidate)
     groups: list[Group] = []
-    for partition, small in by_partition.items():
-        if len(small) >= min_input_files:
+    for partition, members in by_partition.items():
+        small = [c for c in members if c.size < small_file_size]
+        if has_many_deletes(members, deletes_min_files, deletes_min_ratio):
+            chosen = [c for c in members if c.delete_files or c.size < small_file_size]
+            groups.extend(Group(partition, packed) for packed in bin_pack(chosen, target_size)
+                          if len(packed) > 1 or packed[0].delete_files)
+        elif len(small) >= min_input_files:
             groups.extend(Group(partition, packed) for packed in bin_pack(small, target_size) if len(packed) > 1)
     return groups
+
+
+def has_many_deletes(members: Sequence[Candidate], min_files: int, min_ratio: float) -> bool:
+    """Whether a partition's delete files pass either threshold (and it has any)."""
+    delete_files = sum(c.delete_files for c in members)
+    if not delete_files:
+        return False
+    rows = sum(c.rows for c in members)
+    return delete_files >= min_files or (rows > 0 and sum(c.deleted_rows for c in members) / rows >= min_ratio)
 
 
 def bin_pack(files: Sequence[Candidate], capacity: int) -> list[list[Candidate]]:

@@ -8,6 +8,8 @@ from typing import Mapping
 from connector.config.icefloe_config import (
     COMPACTION_MIN_INPUT_FILES,
     COMPACTION_SMALL_FILE_RATIO,
+    DELETES_MIN_FILES,
+    DELETES_MIN_RATIO,
     MANIFESTS_MIN_COUNT,
     METADATA_DELETE_OLD,
     ORPHAN_MIN_AGE_MS,
@@ -36,6 +38,8 @@ class TablePolicy:
     delete_old_metadata: bool
     orphan_min_age_ms: int
     manifests_min_count: int
+    deletes_min_files: int  # a partition with this many delete files is rewritten with them applied
+    deletes_min_ratio: float  # ... or with this fraction of its rows deleted
 
     @property
     def small_file_size(self) -> int:
@@ -77,7 +81,9 @@ def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> Tabl
         snapshot_min_to_keep=number(SNAPSHOT_MIN_TO_KEEP, keys.snapshot_min_to_keep),
         metadata_delete_old=flag(METADATA_DELETE_OLD, keys.metadata_delete_old),
         orphan_min_age_ms=number(ORPHAN_MIN_AGE_MS, keys.orphan_min_age_ms),
-        manifests_min_count=max(2, number(MANIFESTS_MIN_COUNT, keys.manifests_min_count)))
+        manifests_min_count=max(2, number(MANIFESTS_MIN_COUNT, keys.manifests_min_count)),
+        deletes_min_files=max(1, number(DELETES_MIN_FILES, keys.deletes_min_files)),
+        deletes_min_ratio=ratio(DELETES_MIN_RATIO, keys.deletes_min_ratio))
 
     return TablePolicy(
         enabled=keys.enabled and _bool(properties.get(TABLE_ENABLED, "true")),
@@ -90,4 +96,6 @@ def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> Tabl
         else keys.metadata_delete_old,
         orphan_min_age_ms=keys.orphan_min_age_ms,
         manifests_min_count=keys.manifests_min_count,
+        deletes_min_files=keys.deletes_min_files,
+        deletes_min_ratio=keys.deletes_min_ratio,
     )

@@ -308,7 +308,9 @@ def write_batches(config: SinkConfig, columns: Mapping[str, str],
         combined = pa.Table.from_batches(pending).combine_chunks().to_batches()
         for piece in (p for batch in combined for p in split_by_partition(batch)):
             schema_rounds(pipeline.catalog, config, piece, process_piece)
-    result.data_files, result.records_written = pipeline.close()
+    written = pipeline.close()
+    result.data_files, result.records_written, result.changes = (written.data_files, written.records_written,
+                                                                 written.changes)
     return result
 
 
@@ -348,12 +350,13 @@ def commit_messages(config: SinkConfig, messages: Iterable[TaskResult | None], *
             extra[SPARK_QUERY_ID] = query_id
     extra.update(_dlq_position(config, catalog, covered))
     snapshots: dict[str, int] = {}
-    for table_name, table_files in sorted(batch.files.items()):
+    for table_name in batch.tables():
+        table_files = batch.files.get(table_name, [])
         if batch_id is not None and query_id and _already_committed(catalog, config, table_name, query_id, batch_id):
             _delete_files(catalog.load_table(table_name), table_files)
             continue
         snapshots[table_name] = commit_table(catalog, config, table_name, table_files, covered,
-                                             commit_id, valid_through, extra)
+                                             commit_id, valid_through, extra, changes=batch.changes.get(table_name))
     _mirror_group_offsets(config, _group_offsets(catalog, config, covered, snapshots))
     return snapshots
 

@@ -26,31 +26,29 @@ from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
 
-#: Keys the Java sinks honour that icefloe accepts but treats differently.
+#: Keys the Java sinks honour that icefloe honours differently (the keys with no effect are in
+#: connector.config.no_effect, the one table the startup warnings and `icefloe validate` also use).
 DIFFERENT_KEYS = {
     "iceberg.control.topic": "read only to take over from the Java sink; icefloe commits without a control topic",
     "iceberg.control.group-id": "Tabular: where a takeover resumes first; icefloe then commits to the tables",
-    "iceberg.control.group-id-prefix": "accepted and ignored: icefloe has no control-topic consumers",
-    "iceberg.control.commit.timeout-ms": "accepted and ignored: a cycle commits when all its tasks finished",
-    "iceberg.control.commit.threads": "accepted and ignored: tables are committed one after another",
-    "iceberg.coordinator.transactional.prefix": "accepted and ignored: icefloe writes no control-topic "
-                                                "transactions",
-    "iceberg.hadoop-conf-dir": "accepted and ignored",
     "tasks.max": "bounds tasks in streaming mode; a backfill (--until-caught-up) uses all of Spark's parallelism",
-}
-DIFFERENT_PREFIXES = {
-    "iceberg.kafka.": "accepted and ignored: the takeover reads the control topic with the worker's connection",
-    "iceberg.hadoop.": "accepted and ignored",
 }
 
 
 def differences(config: dict[str, str]) -> list[str]:
-    """One line per key of ``config`` that icefloe treats differently from the Java sink."""
-    lines = [f"{key}: {DIFFERENT_KEYS[key]}" for key in sorted(config) if key in DIFFERENT_KEYS]
-    for prefix, text in DIFFERENT_PREFIXES.items():
+    """One line per key of ``config`` that icefloe treats differently from the Java sink, set or not to its default."""
+    from connector.config.no_effect import NO_EFFECT_KEYS, NO_EFFECT_PREFIXES
+
+    lines = []
+    for key in sorted(config):
+        if key in DIFFERENT_KEYS:
+            lines.append(f"{key}: {DIFFERENT_KEYS[key]}")
+        elif key in NO_EFFECT_KEYS:
+            lines.append(f"{key}: no effect in icefloe: {NO_EFFECT_KEYS[key]}")
+    for prefix, text in NO_EFFECT_PREFIXES.items():
         keys = sorted(k for k in config if k.startswith(prefix))
         if keys:
-            lines.append(f"{', '.join(keys)}: {text}")
+            lines.append(f"{', '.join(keys)}: no effect in icefloe: {text}")
     return lines
 
 
@@ -106,7 +104,8 @@ def migrate(args) -> int:
     for key in config.unused_keys:
         print(f"  unknown to icefloe (ignored): {key}")
     for note in config.warnings:
-        print(f"  note: {note}")
+        if " no effect in icefloe: " not in note:  # those keys are listed as differences above
+            print(f"  note: {note}")
 
     catalog = load_catalog(config.props)
     client_conf = consumer_config(config.worker, config.props, connector_name=config.name)

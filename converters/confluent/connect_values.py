@@ -11,6 +11,7 @@ import decimal as _decimal
 from typing import Any
 
 from connector.api.errors import DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.logical import Date, Decimal, Time, Timestamp
 from connector.api.schema import Field, Schema, Type
 from connector.api.struct import Struct
@@ -20,11 +21,11 @@ _FLOAT_TYPES = (Type.FLOAT32, Type.FLOAT64)
 SCALAR_TYPES = frozenset((*_INTEGER_TYPES, *_FLOAT_TYPES, Type.BOOLEAN, Type.STRING))
 
 # logical name -> (its class, the Python type of its values, how error messages name that type)
-_LOGICAL_VALUE_TYPES: dict[str | None, tuple[Any, type, str]] = {
+_LOGICAL_VALUE_TYPES: dict[str | None, tuple[Any, type | tuple[type, ...], str]] = {
     Decimal.LOGICAL_NAME: (Decimal, _decimal.Decimal, "Decimal"),
     Date.LOGICAL_NAME: (Date, _dt.date, "date"),
     Time.LOGICAL_NAME: (Time, _dt.time, "time"),
-    Timestamp.LOGICAL_NAME: (Timestamp, _dt.datetime, "datetime"),
+    Timestamp.LOGICAL_NAME: (Timestamp, (_dt.datetime, OutOfRangeTimestamp), "datetime"),
 }
 
 

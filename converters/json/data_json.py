@@ -14,6 +14,7 @@ import decimal
 from typing import Any, Callable
 
 from connector.api.errors import DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java import jackson
 from connector.api.java.numbers import to_float32, wrap_int
 from connector.api.logical import Date, Decimal, Time, Timestamp
@@ -174,7 +175,7 @@ def _decimal_to_json(schema: Schema, value: Any, config: JsonConverterConfig) ->
 
 def _temporal_to_json(label: str, logical_name: str):
     def write(schema: Schema, value: Any, config: JsonConverterConfig) -> int:
-        if not isinstance(value, (dt.date, dt.time)):
+        if not isinstance(value, (dt.date, dt.time, OutOfRangeTimestamp)):
             raise DataException(
                 f"Invalid type for {label}, expected {label} but was {type(value).__name__}"
             )

@@ -20,6 +20,7 @@ from typing import Any
 
 from connector.api.config_def import ConfigDef, ConfigType, lambda_validator
 from connector.api.errors import ConfigException, DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.dateformat import JavaDateFormat
 from connector.api.java.numbers import (
     NumberFormatError,
@@ -35,7 +36,7 @@ from connector.api.java.numbers import (
     wrap_int,
 )
 from connector.api.java.strings import class_name, java_split
-from connector.api.logical import Date, Time, Timestamp
+from connector.api.logical import Date, Time, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import (
@@ -215,7 +216,7 @@ _TIMESTAMP_FORMAT = JavaDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
 
 
 def _date_millis(value: Any) -> int:
-    if isinstance(value, _dt.datetime):
+    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
         return Timestamp.from_logical(Timestamp.SCHEMA, value)
     if isinstance(value, _dt.date):
         return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
@@ -223,7 +224,7 @@ def _date_millis(value: Any) -> int:
 
 
 def _cast_to_string(value: Any, source_type: Type | None) -> str:
-    if isinstance(value, (_dt.date, _dt.time)):
+    if isinstance(value, (_dt.date, _dt.time, OutOfRangeTimestamp)):
         millis = _date_millis(value)
         return date_format_for(millis).format_millis(millis)
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -301,6 +302,20 @@ def _builder_for(type: Type) -> SchemaBuilder:
     return SchemaBuilder(type)
 
 
+def _whole_value_builder(schema: Schema, target: Type) -> SchemaBuilder:
+    """The schema builder of a whole value cast to ``target``.
+
+    A logical value (Decimal, Date, Time, Timestamp) cast to a primitive is no
+    longer that logical type: its name, version and parameters are not carried
+    over, or a converter would read the string or number as the logical type and
+    refuse it (JsonConverter: "Invalid type for Decimal"). Other schemas keep
+    their name, version, doc and parameters (``SchemaUtil.copySchemaBasics``).
+    """
+    if logical_type_of(schema) is None:
+        return copy_schema_basics(schema, _builder_for(target))
+    return _builder_for(target).doc(schema.doc)
+
+
 class Cast(SidedTransformation):
     """Cast fields or the entire key or value to a specific type."""
 
@@ -363,7 +378,7 @@ class Cast(SidedTransformation):
         if cached is not None:
             return cached
         if self.whole_value_cast_type is not None:
-            builder = copy_schema_basics(schema, _builder_for(self.whole_value_cast_type))
+            builder = _whole_value_builder(schema, self.whole_value_cast_type)
         else:
             builder = copy_schema_basics(schema, SchemaBuilder.struct())
             for field in schema.fields():

@@ -14,6 +14,7 @@ from connector.api.config_def import (
     non_empty_string,
 )
 from connector.api.errors import DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.strings import class_name
 from connector.api.logical import EPOCH, EPOCH_DATE
 from connector.api.record import SinkRecord
@@ -77,7 +78,7 @@ def masked_null_value(value: Any) -> Any:
         return ""
     if isinstance(value, _decimal.Decimal):
         return _decimal.Decimal(0)
-    if isinstance(value, _dt.datetime):
+    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
         return EPOCH
     if isinstance(value, _dt.date):
         return EPOCH_DATE

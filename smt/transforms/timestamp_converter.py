@@ -12,6 +12,7 @@ from typing import Any, Callable, NamedTuple
 
 from connector.api.config_def import ConfigDef, ConfigType, valid_string
 from connector.api.errors import ConfigException, ConnectException, DataException
+from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.dateformat import JavaDateFormat
 from connector.api.java.strings import class_name
 from connector.api.logical import (
@@ -81,7 +82,7 @@ def _truncating_div(value: int, divisor: int) -> int:
 
 def millis_of(value: Any) -> int | None:
     """Epoch millis of a Connect Date/Time/Timestamp value (None if it is none of them)."""
-    if isinstance(value, _dt.datetime):
+    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
         return Timestamp.from_logical(Timestamp.SCHEMA, value)
     if isinstance(value, _dt.date):
         return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY

@@ -167,7 +167,7 @@ def test_validate_uses_a_file_secret_without_printing_it(tmp_path, capsys, caplo
     secret = "tr0ub4dor&3-never-printed"
     (tmp_path / "creds.properties").write_text(f"catalog.password={secret}\ntasks=-1\n")
     worker = tmp_path / "worker.properties"
-    worker.write_text("bootstrap.servers=127.0.0.1:1\nconfig.providers=file\n"
+    worker.write_text("config.providers=file\n"  # validate needs no broker
                       "config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n")
     props = sink_props("sec", "t", "db.t", tmp_path, **{
         "iceberg.catalog.jdbc.password": f"${{file:{tmp_path}/creds.properties:catalog.password}}"})
@@ -178,7 +178,7 @@ def test_validate_uses_a_file_secret_without_printing_it(tmp_path, capsys, caplo
         assert cli.main(["validate", str(config), "--worker", str(worker)]) == 0
 
     out = capsys.readouterr()
-    assert json.loads(out.out)["name"] == "sec"
+    assert json.loads(out.out)["connector"] == "sec"
     assert secret not in out.out + out.err + caplog.text
     assert config.read_text() == original  # the user's file keeps its placeholder
 
@@ -198,8 +198,7 @@ def test_run_resolves_placeholders_before_parsing_and_names_the_key(tmp_path, ca
 
 def test_an_unresolvable_placeholder_exits_2_naming_the_key(tmp_path, capsys):
     worker = tmp_path / "worker.properties"
-    worker.write_text("bootstrap.servers=127.0.0.1:1\nconfig.providers=env\n"
-                      "config.providers.env.class=EnvVarConfigProvider\n")
+    worker.write_text("config.providers=env\nconfig.providers.env.class=EnvVarConfigProvider\n")
     props = sink_props("unset", "t", "db.t", tmp_path,
                        **{"iceberg.catalog.jdbc.password": "${env:ICEFLOE_SURELY_UNSET_VARIABLE}"})
     config = write_config_file(tmp_path / "c.json", props)

@@ -1,4 +1,6 @@
-"""Keys icefloe cannot honour yet fail validation, naming the key, instead of changing what is written."""
+"""Keys icefloe cannot honour fail validation, naming the key, instead of changing what is written.
+
+(The upsert and CDC keys, once refused here, are accepted now: tests/config/test_upsert_keys.py.)"""
 
 from __future__ import annotations
 
@@ -7,13 +9,6 @@ import pytest
 from connector.api.errors import ConfigException
 from connector.config.sink_config import SinkConfig
 from tests.integration.harness import sink_props
-
-
-@pytest.mark.parametrize("key, value", [("iceberg.tables.cdc-field", "_op"),
-                                        ("iceberg.tables.upsert-mode-enabled", "true")])
-def test_cdc_and_upsert_keys_fail_validation(tmp_path, key, value):
-    with pytest.raises(ConfigException, match=rf"configuration {key}: .* not supported by icefloe yet"):
-        SinkConfig.parse(sink_props("c", "t", "db.t", tmp_path, **{key: value}))
 
 
 def test_upsert_mode_off_and_the_tabular_control_keys_are_accepted(tmp_path):

@@ -300,7 +300,7 @@ def test_a_timestamp_out_of_range_fails_naming_the_record_or_goes_to_the_errant_
                  "errors.tolerance": tolerance}
         run_pipeline(props, [raw_batch([_timestamp_envelope(1000)], first_offset=10_000)], columnar=False)
         if tolerance == "none":
-            with pytest.raises(Exception, match="offset: 1.*outside the range"):
+            with pytest.raises(Exception, match="offset: 1.*outside"):
                 run_pipeline(props, [raw_batch(values)], columnar=columnar)
             continue
         tables, pipeline = run_pipeline(props, [raw_batch(values)], columnar=columnar)

@@ -59,8 +59,10 @@ def table_rows(body: str) -> Iterator[list[str]]:
 
 
 def documented(body: str) -> dict[str, str]:
-    """Key -> default cell of the ``| key | default | meaning |`` rows naming one key each."""
-    return {m.group(1): cells[1] for cells in table_rows(body)
+    """Key -> default cell of the ``| key | default | meaning |`` rows naming one key each (the section's
+    own table: subsections, such as the keys with no effect, have tables of other columns)."""
+    own = re.split(r"^### ", body, maxsplit=1, flags=re.MULTILINE)[0]
+    return {m.group(1): cells[1] for cells in table_rows(own)
             if (m := re.fullmatch(r"`([^`]+)`", cells[0]))}
 
 

@@ -37,7 +37,7 @@ def test_validate_reports_unused_keys(tmp_path, capsys):
     props = sink_props("v", "t", "db.t", tmp_path, **{"not.a.real.key": "x"})
     config = write_config_file(tmp_path / "c.json", props)
 
-    assert cli.main(["validate", str(config), "--bootstrap-servers", "127.0.0.1:1"]) == 0
+    assert cli.main(["validate", str(config)]) == 0  # no broker needed
 
     assert json.loads(capsys.readouterr().out)["unused"] == ["not.a.real.key"]
 

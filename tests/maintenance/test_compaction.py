@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.channel import commit
 from connector.channel.commit import commit_table
 from connector.channel.offsets import committed_offsets
 from connector.config.icefloe_config import MaintenanceConfig
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.maintenance import compaction
 from connector.maintenance.compaction import compact, live_data_files
 from connector.maintenance.planner import Candidate, plan_groups
 from connector.maintenance.policy import table_policy
@@ -75,14 +75,14 @@ def test_a_partition_below_the_threshold_or_a_spent_budget_is_left_for_later(con
 def test_a_concurrent_append_between_planning_and_commit_is_kept(config, monkeypatch):
     tiny_commits(config, 5)
     catalog = load_catalog(config.props)
-    real_rewrite = commit.commit_rewrite
+    real_rewrite = compaction.commit_group
 
     def append_first(*args, **kwargs):  # another writer commits after the group was read and written
         other = catalog.load_table("db.events")
         other.append(pa.Table.from_pylist([{"id": 1000}], schema=other.schema().as_arrow()))
         return real_rewrite(*args, **kwargs)
 
-    monkeypatch.setattr("connector.maintenance.compaction.commit_rewrite", append_first)
+    monkeypatch.setattr("connector.maintenance.compaction.commit_group", append_first)
     report = compact(catalog, config, "db.events", table_policy({}, POLICY), deadline=float("inf"))
     table = catalog.load_table("db.events")
     assert report.groups == 1
@@ -94,16 +94,16 @@ def test_a_concurrent_append_between_planning_and_commit_is_kept(config, monkeyp
 def test_a_group_whose_files_were_removed_meanwhile_is_given_up_and_its_new_file_deleted(config, monkeypatch):
     tiny_commits(config, 4)
     catalog = load_catalog(config.props)
-    real_rewrite = commit.commit_rewrite
+    real_rewrite = compaction.commit_group
     written = []
 
-    def delete_first(catalog_, config_, table_name, removed, added, properties):
+    def delete_first(catalog_, table_name, branch, removed, deletes, added):
         other = catalog.load_table("db.events")
         other.delete("id < 5")  # removes one of the group's files
         written.extend(added)
-        return real_rewrite(catalog_, config_, table_name, removed, added, properties)
+        return real_rewrite(catalog_, table_name, branch, removed, deletes, added)
 
-    monkeypatch.setattr("connector.maintenance.compaction.commit_rewrite", delete_first)
+    monkeypatch.setattr("connector.maintenance.compaction.commit_group", delete_first)
     report = compact(catalog, config, "db.events", table_policy({}, POLICY), deadline=float("inf"))
     table = catalog.load_table("db.events")
     assert (report.groups, report.given_up) == (0, 1)

@@ -145,7 +145,7 @@ def test_a_compaction_killed_before_its_commit_leaves_the_table_as_it_was_and_an
     def killed(*args, **kwargs):  # the process dies between writing the new file and committing it
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("connector.maintenance.compaction.commit_rewrite", killed)
+    monkeypatch.setattr("connector.maintenance.compaction.commit_group", killed)
     try:
         compact(catalog, config, "db.events", table_policy({}, MaintenanceConfig(min_input_files=3)),
                 deadline=float("inf"))

@@ -37,4 +37,4 @@ def scan(table, columns: str = "*", where: str = "") -> pa.Table:
         metadata = metadata[len("file://"):]
     query = f"SELECT {columns} FROM iceberg_scan('{metadata}')" + (f" WHERE {where}" if where else "")
     with connect() as connection:
-        return connection.execute(query).fetch_arrow_table()
+        return connection.execute(query).to_arrow_table()

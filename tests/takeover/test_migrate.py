@@ -19,8 +19,8 @@ pytestmark = pytest.mark.integration
 def test_differences_name_the_keys_icefloe_treats_differently():
     lines = differences({"iceberg.control.commit.timeout-ms": "1000", "iceberg.kafka.acks": "all",
                          "iceberg.kafka.linger.ms": "5", "topics": "t"})
-    assert lines[0].startswith("iceberg.control.commit.timeout-ms: accepted and ignored")
-    assert lines[1].startswith("iceberg.kafka.acks, iceberg.kafka.linger.ms: accepted and ignored")
+    assert lines[0].startswith("iceberg.control.commit.timeout-ms: no effect in icefloe: the Java coordinator waits")
+    assert lines[1].startswith("iceberg.kafka.acks, iceberg.kafka.linger.ms: no effect in icefloe: icefloe's Kafka")
     assert len(lines) == 2
 
 
@@ -65,3 +65,38 @@ def test_migrate_to_an_icefloe_worker_puts_the_config_there(kafka_broker, tmp_pa
     assert {k: v for k, v in target.configs[name].items() if k != "name"} == config
     # the takeover already finished the Java sink's complete commits: the worker resumes from the tables
     assert len(table_rows(props, "db.b")) == 25 + 22
+
+
+@pytest.mark.slow
+def test_migrate_to_a_real_icefloe_serve_worker_which_finishes_the_topic_exactly(kafka_broker, tmp_path, capsys):
+    from tests.integration.test_rest_worker import WorkerProcess
+
+    props, topic, _ = _java_history(kafka_broker, tmp_path)
+    name = props["name"]
+    config = {k: v for k, v in props.items() if k != "name"}
+    config["iceberg.control.commit.interval-ms"] = "500"
+    source = FakeWorker(configs={name: config})
+    (tmp_path / "icefloe").mkdir()
+    worker = WorkerProcess(kafka_broker.bootstrap, tmp_path / "icefloe").start()
+    try:
+        with RunningFake(source) as connect:
+            assert main(["migrate", "--from-connect", connect.url, "--connector", name, "--to", worker.url,
+                         "--bootstrap-servers", kafka_broker.bootstrap]) == 0
+        out = capsys.readouterr().out
+        assert f"Stopped {name}" in out and f"Started {name} on {worker.url}" in out
+        assert f'Resuming from: {{"{topic}[0]": 25, "{topic}[1]": 22}}' in out
+        assert worker.get(f"/connectors/{name}/config")["iceberg.tables"] == "db.a,db.b"
+        worker.wait_for_state(name, "RUNNING")
+        expected = sorted(_ids(0, 0, PER_PARTITION) + _ids(1, 0, PER_PARTITION))
+
+        def caught_up() -> bool:
+            return all(sorted(row["id"] for row in table_rows(props, t)) == expected for t in ("db.a", "db.b"))
+
+        worker.wait_until(caught_up, "both tables to hold every record of the topic once")
+        assert worker.terminate() == 0
+    finally:
+        if worker.process is not None and worker.process.poll() is None:
+            worker.kill()
+    for table_name in ("db.a", "db.b"):  # nothing twice, also after the worker's last commit
+        counts = Counter(row["id"] for row in table_rows(props, table_name))
+        assert sorted(counts) == expected and max(counts.values()) == 1

@@ -7,6 +7,11 @@ connector's consumer group for a migration from Kafka Connect, then
 tables the tasks asked for and re-run what they left unfinished, then make one
 Iceberg commit per table carrying the data files of all tasks and the next
 offsets, and finally mirror those offsets to the ``connect-<name>`` group.
+
+Tasks stop reading ``iceberg.control.commit.timeout-ms`` after the cycle
+started; the cycle then commits as far as they reached (a partial commit, as
+the Java coordinator commits what its workers finished in time), and the next
+cycle starts there.
 """
 
 from __future__ import annotations
@@ -173,13 +178,14 @@ class Coordinator:
         else:
             groups = self._by_task([OffsetRange(tp[0], tp[1], start[tp], covered[tp]) for tp in sorted(covered)],
                                    task_of)
+        deadline = self._deadline(groups)
         results: list[TaskResult] = []
         owners: dict[str, int] = {}  # assignment → Connect task id (isolating runs)
 
         def run_round(work: list[list[OffsetRange]]) -> tuple[SchemaNeeds, list[list[OffsetRange]] | None]:
             report.schema_rounds += 1
             fault_point("cycle.before-tasks")
-            assignments = self._assignments(work, report.schema_rounds, task_of)
+            assignments = self._assignments(work, report.schema_rounds, task_of, deadline)
             round_results = runner(assignments)
             if task_of is None:
                 self._raise_task_errors(round_results)
@@ -197,12 +203,40 @@ class Coordinator:
         schema_rounds(self.catalog, self.config, groups, run_round)
         if task_of is not None:
             results, covered = self._without_failed_tasks(results, owners, task_of, covered, report)
+        covered = self._as_far_as_reached(results, start, covered, report)
         report.count_results(results)
         fault_point("cycle.after-files")
         self._commit(CommitBatch.of(results), covered, report, fence)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began
         return report
+
+    def _deadline(self, groups: list[list[OffsetRange]]) -> float | None:
+        """When the cycle's tasks stop reading (``iceberg.control.commit.timeout-ms`` from now).
+
+        None when a partition's range is split over several tasks: a slice cut short would leave
+        a gap below the slices after it, whose records the commit would then hold twice once the
+        gap is read again. Such a backfill cycle is bounded by ``icefloe.commit.max-records``.
+        """
+        keys = [rng.key for group in groups for rng in group]
+        if len(keys) != len(set(keys)):
+            return None
+        return time.time() + self.config.iceberg.commit_timeout_ms / 1000
+
+    @staticmethod
+    def _as_far_as_reached(results: list[TaskResult], start: dict[TopicPartition, int],
+                           covered: dict[TopicPartition, int], report: CycleReport) -> dict[TopicPartition, int]:
+        """``covered`` with each partition a task stopped at its deadline ending where it stopped (a partial
+        commit; a partition it read nothing of is left out)."""
+        reached = {tp: offset for result in results for tp, offset in result.cut_short.items()}
+        if not reached:
+            return covered
+        log.info("Cycle reached iceberg.control.commit.timeout-ms: committing what its tasks read, %d "
+                 "partition(s) short of the cycle's end (the next cycle reads on)", len(reached))
+        partial = {tp: reached.get(tp, end) for tp, end in covered.items()}
+        partial = {tp: offset for tp, offset in partial.items() if offset > start[tp]}
+        report.next_offsets = dict(partial)
+        return partial
 
     @staticmethod
     def _by_task(ranges: list[OffsetRange], task_of: dict[TopicPartition, int]) -> list[list[OffsetRange]]:
@@ -252,11 +286,13 @@ class Coordinator:
                 return
 
     def _assignments(self, groups: list[list[OffsetRange]], round_number: int,
-                     task_of: dict[TopicPartition, int] | None = None) -> list[TaskAssignment]:
+                     task_of: dict[TopicPartition, int] | None = None,
+                     deadline: float | None = None) -> list[TaskAssignment]:
         """Named ``<connector>-<cycle>-<round>-<n>``: n is the Connect task id when tasks are isolated."""
         prefix = f"{self.config.name}-{self.cycle_number}-{round_number}"
         return [
-            TaskAssignment(f"{prefix}-{task_of[group[0].key] if task_of else i}", tuple(group), self.config)
+            TaskAssignment(f"{prefix}-{task_of[group[0].key] if task_of else i}", tuple(group), self.config,
+                           deadline)
             for i, group in enumerate(groups)
         ]
 

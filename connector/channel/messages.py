@@ -7,7 +7,9 @@ the keys each of its flushes changed (``changes``, :mod:`connector.data.changes`
 for tables to be created or evolved (``needs``); the coordinator applies one
 schema change per table for all such requests of a round and re-runs the
 unfinished ranges, so no file is ever written against a schema the table does
-not have. The Spark Data Source sink returns the same result from each of its
+not have. A task past its deadline (``iceberg.control.commit.timeout-ms``)
+stops reading and reports where it stopped (``cut_short``): the cycle
+commits that far. The Spark Data Source sink returns the same result from each of its
 tasks.
 """
 
@@ -32,6 +34,9 @@ class TaskAssignment:
     task_id: str
     ranges: tuple[OffsetRange, ...]
     config: SinkConfig
+    # wall-clock time (time.time()) past which the task stops reading (iceberg.control.commit.timeout-ms);
+    # None: it reads its ranges to their ends
+    deadline: float | None = None
 
 
 @dataclass
@@ -45,6 +50,9 @@ class TaskResult:
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     max_timestamps: dict[TopicPartition, int | None] = field(default_factory=dict)
     unfinished: list[OffsetRange] = field(default_factory=list)
+    # partitions the task stopped reading at its deadline → the next offset it reached (the range's start
+    # when it read nothing of it): the cycle commits up to there and the next cycle reads on
+    cut_short: dict[TopicPartition, int] = field(default_factory=dict)
     needs: SchemaNeeds = field(default_factory=SchemaNeeds)
     records_read: int = 0
     bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes

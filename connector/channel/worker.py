@@ -14,6 +14,7 @@ below them.
 from __future__ import annotations
 
 import logging
+import time
 import traceback
 
 from connector.api.errors import ConnectException
@@ -75,7 +76,12 @@ class SinkTask:
         return self.result
 
     def _read(self, reader: RangeReader, rng: OffsetRange) -> int | None:
-        """Process one range; the offset to resume from if a schema change is needed first."""
+        """Process one range; the offset to resume from if a schema change is needed first.
+
+        Past the assignment's deadline the range is left after its first batch (or
+        the batch in hand): every range gets some progress each cycle, so a partition
+        with a large backlog cannot starve the ones after it.
+        """
         for batch in reader.read(rng):
             if batch.num_rows == 0:
                 continue
@@ -87,8 +93,17 @@ class SinkTask:
                 return first_offset
             self.result.track(batch)
             fault_point("task.mid-batch")
+            if self._past_deadline():
+                reached = self.result.next_offsets[rng.key]
+                if reached < rng.end:
+                    self.result.cut_short[rng.key] = reached
+                    return None
         self.result.next_offsets[rng.key] = rng.end  # the range's end, past any gaps (compaction, markers)
         return None
+
+    def _past_deadline(self) -> bool:
+        deadline = self.assignment.deadline
+        return deadline is not None and time.time() >= deadline
 
 
 def run_task(assignment: TaskAssignment) -> TaskResult:

@@ -59,11 +59,14 @@ ICEBERG_CONFIG = (
                 "`icefloe validate`")
     .define("iceberg.control.commit.interval-ms", ConfigType.INT, DEFAULT_COMMIT_INTERVAL_MS, at_least(1),
             "medium", "streaming mode: start a commit cycle this often")
-    .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, importance="medium",
-            doc="the Java coordinator's wait for its workers before a partial commit. No effect in icefloe: a "
-                "cycle's tasks run as one Spark job and the cycle commits once all finished (a stalled read is "
-                "a transient fault, see `icefloe.transient.retry-timeout-ms`; `icefloe.commit.max-records` "
-                "bounds a cycle). A value other than the default is reported at start and by `icefloe validate`")
+    .define("iceberg.control.commit.timeout-ms", ConfigType.INT, 30_000, at_least(1), "medium",
+            "how long a commit cycle reads before it commits (`icefloe run` and the REST worker): a task still "
+            "reading this long after the cycle started finishes the batch in hand, reads at most one batch of "
+            "each range it has not begun, and stops; the cycle commits what its tasks reached (a partial "
+            "commit, as the Java coordinator commits what its workers finished) and the next cycle reads on "
+            "from there. A backfill cycle that splits one partition's range over several tasks reads all of it "
+            "(`icefloe.commit.max-records` bounds it). Not used by the `icefloe-iceberg` Spark format, whose "
+            "micro-batches Spark's trigger decides")
     .define("iceberg.control.commit.threads", ConfigType.INT, None, importance="medium",
             doc="the Java coordinator's commit threads (unset there: 2 × the cores). No effect in icefloe, "
                 "which commits a cycle's tables one after another: any value is reported at start and by "
@@ -128,6 +131,7 @@ class IcebergConfig:
     force_optional: bool
     case_insensitive: bool
     commit_interval_ms: int
+    commit_timeout_ms: int
     catalog_name: str
     catalog_properties: dict[str, str]
     auto_create_props: dict[str, str]
@@ -206,6 +210,7 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
         force_optional=values["iceberg.tables.schema-force-optional"],
         case_insensitive=values["iceberg.tables.schema-case-insensitive"],
         commit_interval_ms=values["iceberg.control.commit.interval-ms"],
+        commit_timeout_ms=values["iceberg.control.commit.timeout-ms"],
         catalog_name=values["iceberg.catalog"],
         catalog_properties=catalog_props,
         auto_create_props=prefixed(props, "iceberg.tables.auto-create-props."),

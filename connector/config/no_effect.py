@@ -17,11 +17,6 @@ from connector.api.errors import ConfigException
 
 #: key → why setting it changes nothing in icefloe (and what does the job instead).
 NO_EFFECT_KEYS: dict[str, str] = {
-    "iceberg.control.commit.timeout-ms":
-        "the Java coordinator waits this long for its workers before a partial commit; an icefloe cycle's tasks "
-        "run as one Spark job and the cycle commits once all of them finished (a stalled read is a transient "
-        "fault, retried for icefloe.transient.retry-timeout-ms; bound a cycle's work with "
-        "icefloe.commit.max-records)",
     "iceberg.control.commit.threads":
         "the Java coordinator commits tables on this many threads; icefloe commits a cycle's tables one after "
         "another",

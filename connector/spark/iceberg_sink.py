@@ -518,6 +518,11 @@ class IcebergStreamWriter(DataSourceStreamArrowWriter):
         abort_messages(self.config, messages)
 
 
+#: Keys of icefloe's own commit cycles (``icefloe run``, the REST worker), which this format does not run.
+CYCLE_KEYS = frozenset({"iceberg.control.commit.interval-ms", "iceberg.control.commit.timeout-ms",
+                        "icefloe.commit.max-records", "icefloe.driver.max-records"})
+
+
 class IcebergDataSource(DataSource):
     """``df.write.format("icefloe-iceberg")`` / ``df.writeStream.format("icefloe-iceberg")``."""
 
@@ -527,6 +532,11 @@ class IcebergDataSource(DataSource):
         self.config = SinkConfig.parse(props, worker)
         for key in self.config.unused_keys:
             log.warning("icefloe-iceberg: option %s is not a connector setting and is ignored", key)
+        for note in self.config.warnings:  # e.g. a Java sink key with no effect, as `icefloe run` warns
+            log.warning("icefloe-iceberg: %s", note)
+        for key in sorted(CYCLE_KEYS & set(props)):
+            log.warning("icefloe-iceberg: option %s has no effect on this format: Spark's trigger decides when "
+                        "a micro-batch commits", key)
 
     @classmethod
     def name(cls) -> str:

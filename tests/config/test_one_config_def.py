@@ -39,7 +39,7 @@ RAW_VALUES = ["1_000", " 42 ", "+7", "-7", "0x10", "1e3", "true", "TRUE", " yes"
 
 
 def _connector_int(raw: Any) -> Callable[[], Any]:
-    return lambda: parse_iceberg_config({**ICEBERG, "iceberg.control.commit.timeout-ms": raw})
+    return lambda: parse_iceberg_config({**ICEBERG, "iceberg.control.commit.threads": raw})
 
 
 def _connector_boolean(raw: Any) -> Callable[[], Any]:
@@ -78,7 +78,7 @@ COMPONENTS = {
 }
 
 KEYS = {
-    "INT": ("iceberg.control.commit.timeout-ms", "transforms.t.schema.version", "schemas.cache.size"),
+    "INT": ("iceberg.control.commit.threads", "transforms.t.schema.version", "schemas.cache.size"),
     "BOOLEAN": ("errors.log.enable", "transforms.t.replace.null.with.default", "schemas.enable"),
     "LIST": ("predicates", "transforms.t.exclude", "schema.registry.url"),
 }

@@ -105,7 +105,8 @@ def test_the_rest_worker_validation_loads_the_catalog_class_too():
 
 
 def test_keys_with_no_effect_are_reported_with_the_reason(in_tmp, capsys):
-    props = config(**{"iceberg.control.commit.timeout-ms": "60000", "iceberg.control.commit.threads": "4",
+    props = config(**{"iceberg.coordinator-executor-keep-alive-timeout-ms": "60000",
+                      "iceberg.control.commit.threads": "4", "iceberg.control.commit.timeout-ms": "60000",
                       "iceberg.hadoop-conf-dir": "/etc/hadoop", "iceberg.kafka.acks": "all",
                       "iceberg.control.group-id-prefix": "cg-control-", "not.a.key": "1"})
 
@@ -113,18 +114,19 @@ def test_keys_with_no_effect_are_reported_with_the_reason(in_tmp, capsys):
 
     assert code == 0
     warned = {note.split("=")[0].split(" ")[0] for note in report["warnings"]}
-    assert warned == {"iceberg.control.commit.timeout-ms", "iceberg.control.commit.threads",
-                      "iceberg.hadoop-conf-dir", "iceberg.kafka.acks"}  # group-id-prefix is at its default
-    timeout = next(n for n in report["warnings"] if n.startswith("iceberg.control.commit.timeout-ms"))
-    assert "has no effect in icefloe: the Java coordinator waits this long" in timeout
+    # group-id-prefix is at its default; commit.timeout-ms is honoured (a partial commit)
+    assert warned == {"iceberg.coordinator-executor-keep-alive-timeout-ms", "iceberg.control.commit.threads",
+                      "iceberg.hadoop-conf-dir", "iceberg.kafka.acks"}
+    keep_alive = next(n for n in report["warnings"] if n.startswith("iceberg.coordinator-executor-keep-alive"))
+    assert "has no effect in icefloe: it keeps the Java coordinator's commit threads alive" in keep_alive
     assert report["unused"] == ["not.a.key"]
-    assert f"Warning: {timeout}" in err
+    assert f"Warning: {keep_alive}" in err
     assert "Warning: The configuration 'not.a.key' was supplied but isn't a known config." in err
 
 
 def test_a_key_at_its_default_is_not_reported(in_tmp, capsys):
-    code, report, _ = validate(in_tmp, capsys, config(**{"iceberg.control.commit.timeout-ms": "30000",
-                                                         "tasks.max.enforce": "true"}))
+    code, report, _ = validate(in_tmp, capsys, config(**{
+        "iceberg.coordinator-executor-keep-alive-timeout-ms": "120000", "tasks.max.enforce": "true"}))
 
     assert code == 0 and report["warnings"] == []
 
@@ -137,13 +139,13 @@ def test_an_invalid_config_still_reports_the_keys_with_no_effect(in_tmp, capsys)
 
 
 def test_icefloe_run_warns_at_start_about_keys_with_no_effect(in_tmp, caplog):
-    (in_tmp / "c.json").write_text(json.dumps(config(**{"iceberg.control.commit.timeout-ms": "5000"})))
+    (in_tmp / "c.json").write_text(json.dumps(config(**{"iceberg.control.commit.threads": "5"})))
     args = cli._parser().parse_args(["run", str(in_tmp / "c.json"), "--bootstrap-servers", "127.0.0.1:1"])
 
     with caplog.at_level(logging.WARNING, logger="icefloe"):
         cli._load(args)
 
-    assert "iceberg.control.commit.timeout-ms=5000 has no effect in icefloe" in caplog.text
+    assert "iceberg.control.commit.threads=5 has no effect in icefloe" in caplog.text
 
 
 def test_parsing_a_config_creates_no_folder(in_tmp):

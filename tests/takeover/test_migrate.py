@@ -17,9 +17,9 @@ pytestmark = pytest.mark.integration
 
 
 def test_differences_name_the_keys_icefloe_treats_differently():
-    lines = differences({"iceberg.control.commit.timeout-ms": "1000", "iceberg.kafka.acks": "all",
-                         "iceberg.kafka.linger.ms": "5", "topics": "t"})
-    assert lines[0].startswith("iceberg.control.commit.timeout-ms: no effect in icefloe: the Java coordinator waits")
+    lines = differences({"iceberg.control.commit.threads": "4", "iceberg.kafka.acks": "all",
+                         "iceberg.kafka.linger.ms": "5", "iceberg.control.commit.timeout-ms": "1000", "topics": "t"})
+    assert lines[0].startswith("iceberg.control.commit.threads: no effect in icefloe: the Java coordinator commits")
     assert lines[1].startswith("iceberg.kafka.acks, iceberg.kafka.linger.ms: no effect in icefloe: icefloe's Kafka")
     assert len(lines) == 2
 

@@ -14,8 +14,14 @@ from collections import Counter
 import pytest
 
 from connector.maintenance.compaction import MAINTENANCE_OPERATION
-from tests.integration.harness import load_table, produce_round_robin, run_until_caught_up, sink_props, table_rows, \
-    unique
+from tests.integration.harness import (
+    load_table,
+    produce_round_robin,
+    run_until_caught_up,
+    sink_props,
+    table_rows,
+    unique,
+)
 from tests.support.tansu import create_topic
 
 pytestmark = [pytest.mark.integration]

@@ -341,6 +341,7 @@ def main() -> int:
     memory: dict[str, list[float]] = {}
     fixed: list[float] = []
     latency = None
+    cdc = None
     if not only or only & BROKER_SCENARIOS:
         with TansuBroker() as broker, SchemaRegistryServer() as registry:
             topic = "bench"
@@ -410,6 +411,10 @@ def main() -> int:
                     if not only or "hand-rolled" in only:
                         results.setdefault("hand-rolled", []).append(hand_rolled_records_per_second(
                             broker.bootstrap, topic, RECORDS, (WORK / f"hand{run}").resolve()))
+                if not only or "cdc" in only:
+                    from tests.bench.cdc import measure_cdc
+
+                    cdc = measure_cdc(spark, broker.bootstrap, props_for, PARTITIONS)
             finally:
                 spark.stop()
             if not only or "cli" in only:
@@ -435,6 +440,9 @@ def main() -> int:
         from tests.bench.maintenance import report_maintenance
 
         report_maintenance(maintenance)
+        from tests.bench.cdc import report_cdc
+
+        report_cdc(cdc)
     append_to_docs(printed.getvalue(), only)
     return 0
 
@@ -477,7 +485,7 @@ def append_to_docs(report_text: str, only: set[str]) -> None:
 LATENCY_INTERVAL_MS = 2000
 #: The scenarios that need the broker (and the registry).
 BROKER_SCENARIOS = {"raw", "hand-rolled", "icefloe", "smt3", "avro", "json-schemas", "json-schema", "cli", "cluster",
-                    "latency", "tolerance-e2e"}
+                    "latency", "tolerance-e2e", "cdc"}
 
 
 def measure_cluster(bootstrap: str, results: dict[str, list[float]]) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import statistics
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -72,6 +71,7 @@ def measure_cdc(spark, bootstrap: str, props_for: Callable[..., dict[str, str]],
                 ) -> dict[str, Any]:
     """Rates of the upsert and the append runs, and the upsert table's state afterwards."""
     from connector.data.catalog import load_catalog
+    from tests.bench.maintenance import scan_seconds
 
     events, final = cdc_events()
     produce_events(bootstrap, events, partitions)
@@ -90,8 +90,8 @@ def measure_cdc(spark, bootstrap: str, props_for: Callable[..., dict[str, str]],
     data_files, delete_files = _file_counts(table)
     baseline = _appended_once(catalog, table, rows, Path(upsert_props["iceberg.catalog.warehouse"]))
     return {"append rate": appended, "upsert rate": upserted, "data files": data_files,
-            "delete files": delete_files, "rows": rows.num_rows, "scan s": _scan_seconds(table),
-            "one-batch scan s": _scan_seconds(baseline)}
+            "delete files": delete_files, "rows": rows.num_rows, "scan s": scan_seconds(table),
+            "one-batch scan s": scan_seconds(baseline)}
 
 
 def _run(spark, bootstrap: str, props: dict[str, str]) -> float:
@@ -132,15 +132,6 @@ def _appended_once(catalog, table, rows, warehouse: Path):
     baseline = catalog.create_table(name, schema=table.schema(), partition_spec=table.spec())
     baseline.append(rows)
     return baseline
-
-
-def _scan_seconds(table) -> float:
-    times = []
-    for _ in range(3):
-        began = time.perf_counter()
-        table.scan().to_arrow()
-        times.append(time.perf_counter() - began)
-    return statistics.median(times)
 
 
 def report_cdc(result: dict[str, Any] | None) -> None:

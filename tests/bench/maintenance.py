@@ -69,7 +69,8 @@ def _disk(root: Path) -> tuple[int, int]:
     return len(paths), sum(p.stat().st_size for p in paths)
 
 
-def _scan_seconds(table) -> float:
+def scan_seconds(table) -> float:
+    """The median of three full pyiceberg scans of ``table``, in seconds."""
     times = []
     for _ in range(3):
         began = time.perf_counter()
@@ -123,13 +124,13 @@ def _stream(work: Path, maintained: bool) -> dict[str, Any]:
         "live files": len(live), "avg file KB": sum(f.file_size_in_bytes for f in live) / max(1, len(live)) / 1024,
         "snapshots": len(table.metadata.snapshots), "metadata files": meta_files,
         "metadata MB": meta_bytes / 2**20, "data files on disk": data_files, "data MB": data_bytes / 2**20,
-        "scan s": _scan_seconds(table), "commit p50 s": statistics.median(latencies), "commit p99 s": cuts[98],
+        "scan s": scan_seconds(table), "commit p50 s": statistics.median(latencies), "commit p99 s": cuts[98],
         "maintenance s": maintenance_seconds}
     if maintained:  # what a reader sees right after a round (the stream's last minute is not compacted yet)
         maintainer.run_round()
         table = catalog.load_table("db.events")
         figures["live files after a round"] = len(live_data_files(table, None)[0])
-        figures["scan s after a round"] = _scan_seconds(table)
+        figures["scan s after a round"] = scan_seconds(table)
     return figures
 
 
@@ -143,7 +144,7 @@ def _one_batch(work: Path) -> float:
     catalog = load_catalog(config.props)
     commit_table(catalog, config, "db.events", _files(config, range(COMMITS * ROWS), "all"),
                  {("bench", 0): COMMITS * ROWS}, "all", None)
-    return _scan_seconds(catalog.load_table("db.events"))
+    return scan_seconds(catalog.load_table("db.events"))
 
 
 def measure_maintenance() -> dict[str, Any]:

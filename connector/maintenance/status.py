@@ -94,7 +94,7 @@ class MaintenanceStatus:
             for table in sorted(touched):
                 mine = [f for f in failures if f.table == table]
                 done = report.tables.get(table)
-                self._table_done(table, started, report.seconds, done, mine, unfinished=table == unfinished_table)
+                self._table_done(table, started, done, mine, unfinished=table == unfinished_table)
 
     def as_dict(self) -> dict[str, Any]:
         with self._lock:
@@ -115,7 +115,7 @@ class MaintenanceStatus:
                                                "totals": {"files_rewritten": 0, "bytes_rewritten": 0,
                                                           "snapshots_expired": 0, "files_deleted": 0}})
 
-    def _table_done(self, table: str, started: float, seconds: float, done: TableMaintenance | None,
+    def _table_done(self, table: str, started: float, done: TableMaintenance | None,
                     failures: list[StepFailure], *, unfinished: bool) -> None:
         entry = self._table(table)
         compaction = done.compaction if done is not None else None
@@ -127,7 +127,7 @@ class MaintenanceStatus:
             (done.orphans_deleted if done is not None else 0)
         outcome = FAILED if failures else UNFINISHED if unfinished else SUCCEEDED
         entry["last_round"] = {
-            "started": timestamp(started), "seconds": round(seconds, 3), "outcome": outcome,
+            "started": timestamp(started), "outcome": outcome,
             "errors": [{"step": f.step, "error": f.error} for f in failures],
             "files_rewritten": rewritten, "bytes_rewritten": rewritten_bytes,
             "delete_files_applied": compaction.delete_files_removed if compaction else 0,

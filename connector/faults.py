@@ -18,7 +18,8 @@ Points: ``cycle.before-tasks``, ``cycle.after-files`` (tasks done, before the
 catalog commit), ``cycle.between-table-commits``, ``cycle.before-group-mirror``,
 ``dlq.during-writes`` (a task's DLQ producer, after its first record),
 ``task.mid-batch`` (a task, after it processed a batch),
-``replay.after-dlq-writes``, ``replay.after-table-commit``.
+``replay.after-dlq-writes``, ``replay.after-table-commit``, ``compaction.before-commit`` (a
+maintenance compaction wrote a group's new file and has not committed it).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from connector.channel.coordinator import CycleReport
 from connector.channel.retry import transient
+from connector.config.icefloe_config import MAINTENANCE_ENABLED
 from connector.config.sink_config import SinkConfig
 from connector.herder.states import (
     FAILED,
@@ -33,6 +34,7 @@ from connector.herder.states import (
 )
 from connector.job import SinkJob, StopSignal
 from connector.kafka.offsets import TopicPartition
+from connector.maintenance.status import MaintenanceStatus
 from connector.metrics import JobMetrics
 
 log = logging.getLogger(__name__)
@@ -41,11 +43,14 @@ Resolver = Callable[[dict[str, str]], dict[str, str]]  # placeholders → values
 
 
 class ObservedJob(SinkJob):
-    """A SinkJob that hands each cycle's report to the runtime (task failures, topics read)."""
+    """A SinkJob that hands each cycle's report to the runtime (task failures, topics read), and whose
+    maintenance rounds update the connector's maintenance status."""
 
-    def __init__(self, *args: Any, observer: Callable[[CycleReport], None], **kwargs: Any):
+    def __init__(self, *args: Any, observer: Callable[[CycleReport], None], maintenance: MaintenanceStatus,
+                 **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.observer = observer
+        self.maintainer.watch(maintenance)
 
     def cycle(self, start: dict[TopicPartition, int], target: dict[TopicPartition, int]) -> CycleReport | None:
         report = super().cycle(start, target)
@@ -91,6 +96,7 @@ class ConnectorRuntime:
         self._stop: StopSignal | None = None
         self.job: ObservedJob | None = None
         self.metrics: JobMetrics | None = None  # one per connector, kept across its jobs; closed on delete
+        self.maintenance = MaintenanceStatus()  # kept across its jobs too: a resumed connector shows its last round
 
     # --- lifecycle (each call holds self.lock) --------------------------------------------------
 
@@ -209,7 +215,8 @@ class ConnectorRuntime:
         """One continuous job until it is asked to stop (it resumes from the tables, like a restart)."""
         if self.metrics is None:
             self.metrics = JobMetrics(self.name)
-        job = ObservedJob(sink, self.runner, stop=stop, observer=self._cycle_done, metrics=self.metrics)
+        job = ObservedJob(sink, self.runner, stop=stop, observer=self._cycle_done, metrics=self.metrics,
+                          maintenance=self.maintenance)
         job.coordinator.isolate_tasks = True
         job.coordinator.failed_tasks = self.failed_tasks
         self.job = job
@@ -256,6 +263,13 @@ class ConnectorRuntime:
             state, trace = self._connector
             tasks = [task_state_info(task, s, self.worker_id, t) for task, (s, t) in self._tasks.items()]
         return connector_state_info(self.name, state_info(state, self.worker_id, trace), tasks)
+
+    def maintenance_status(self) -> dict:
+        """icefloe's own ``GET /connectors/{name}/maintenance`` body (docs/rest-api.md)."""
+        shown = self.maintenance.as_dict()
+        if shown["enabled"] is None:  # no job ran yet: what the submitted config says
+            shown["enabled"] = self.config.get(MAINTENANCE_ENABLED, "true").strip().lower() != "false"
+        return {"name": self.name, **shown}
 
     def task_status(self, task: int) -> dict | None:
         with self._status_lock:

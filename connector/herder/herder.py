@@ -231,6 +231,10 @@ class Herder:
             raise NotFoundError(f"No status found for task {name}-{task}")
         return status
 
+    def maintenance(self, name: str) -> dict:
+        """icefloe's own: the connector's table maintenance, per table (docs/rest-api.md)."""
+        return self._get(name, f"Connector {name} not found").maintenance_status()
+
     def task_configs(self, name: str) -> list[dict]:
         runtime = self._get(name, f"Connector {name} not found")
         return [{"id": {"connector": name, "task": task}, "config": _task_config(runtime.config)}

@@ -49,6 +49,7 @@ from pyiceberg.transforms import IdentityTransform
 from connector.channel.commit import REWRITE_ATTEMPTS
 from connector.channel.row_delta import RowDeltaConflict, commit_row_delta
 from connector.data.live_files import live_files
+from connector.faults import fault_point
 from connector.maintenance.planner import Candidate, Group, plan_groups
 from connector.maintenance.policy import TablePolicy
 
@@ -179,6 +180,7 @@ def compact(catalog, config, table_name: str, policy: TablePolicy, deadline: flo
         inputs = [planned.data[c.path] for c in group.files]
         their_deletes = [d for f in inputs for d in planned.deletes.get(f.file_path, [])]
         added = rewrite_group(table, inputs, planned.deletes)
+        fault_point("compaction.before-commit")  # the fault tests: the new file written, not committed
         snapshot = commit_group(catalog, table_name, branch, inputs, their_deletes, added)
         if snapshot is None:
             report.given_up += 1

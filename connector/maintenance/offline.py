@@ -67,6 +67,7 @@ def maintain(args) -> int:
             "files_deleted": (done.expiry.files_deleted + done.expiry.metadata_deleted if done.expiry else 0)
             + done.orphans_deleted,
         }
+    out["errors"] = [{"table": f.table, "step": f.step, "error": f.error} for f in maintainer.failures]
     print(json.dumps(out))
     return 0 if not maintainer.failures else 1
 

@@ -31,6 +31,7 @@ from connector.maintenance.expiry import ExpiryReport, expire
 from connector.maintenance.manifests import rewrite_manifests
 from connector.maintenance.orphans import delete_orphans
 from connector.maintenance.policy import table_policy
+from connector.maintenance.status import MaintenanceStatus, StepFailure
 
 if TYPE_CHECKING:
     from connector.metrics import JobMetrics
@@ -68,7 +69,7 @@ class Maintainer:
     """Runs maintenance rounds for one connector's tables."""
 
     def __init__(self, config: SinkConfig, catalog, *, metrics: JobMetrics | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 status: MaintenanceStatus | None = None, clock: Callable[[], float] = time.monotonic):
         self.config = config
         self.keys = config.icefloe.maintenance
         self.catalog = catalog
@@ -77,10 +78,18 @@ class Maintainer:
         self.tables: list[str] = list(config.iceberg.tables)
         self.cursor = (0, 0)  # (table index, step index) where the next round starts
         self.last_round: float | None = None
-        self.state = "idle"  # for the REST worker's status
+        self.state = "idle"
         self.last_report: MaintenanceReport | None = None
         self._cycles_seen = 0
-        self.failures: list[str] = []  # "<table>: <step>" of steps that failed in the last round
+        self.failures: list[StepFailure] = []  # steps that failed in the last round
+        self.status: MaintenanceStatus | None = None
+        if status is not None:
+            self.watch(status)
+
+    def watch(self, status: MaintenanceStatus) -> None:
+        """Keep ``status`` (the REST worker's view of this connector's maintenance) up to date."""
+        self.status = status
+        status.attach(self.enabled, self.tables)
 
     @property
     def enabled(self) -> bool:
@@ -119,34 +128,45 @@ class Maintainer:
         report = MaintenanceReport()
         self.failures = []
         self.state = "running"
-        steps = [(t, s) for t in range(len(self.tables)) for s in range(len(STEPS))]
-        start = steps.index(self.cursor) if self.cursor in steps else 0
-        order = steps[start:] + steps[:start]
+        if self.status is not None:
+            self.status.round_started(self.tables)
+        stopped_at: str | None = None  # the table where the budget or a stop cut the round short
         try:
-            for table_index, step_index in order:
-                if stop() or self.clock() >= deadline:
-                    self.cursor = (table_index, step_index)
-                    report.finished = False
-                    break
-                table_name = self.tables[table_index]
-                if on_step is not None:
-                    on_step(table_name, STEPS[step_index])
-                pending = self._step(table_name, STEPS[step_index], deadline, report)
-                if pending:  # a compaction the budget cut short: the next round starts there
-                    self.cursor = (table_index, step_index)
-                    report.finished = False
-                    break
-            else:
-                self.cursor = (0, 0)
-        finally:
+            stopped_at = self._steps(deadline, report, stop, on_step)
+            for table_name, done in report.tables.items():
+                self._describe(table_name, done)
+        finally:  # also when describing raised: the status must not show a round running forever
             self.state = "idle"
-        report.seconds = self.clock() - began
-        for table_name, done in report.tables.items():
-            self._describe(table_name, done)
+            report.seconds = self.clock() - began
+            if self.status is not None:
+                self.status.round_done(report, list(self.failures), stopped_at)
         self.last_report = report
         if self.metrics is not None:
             self.metrics.maintenance_done(report)
         return report
+
+    def _steps(self, deadline: float, report: MaintenanceReport, stop: Callable[[], bool],
+               on_step: Callable[[str, str], None] | None) -> str | None:
+        """The round's steps from the cursor; the table where it stopped short, None when it went round."""
+        steps = [(t, s) for t in range(len(self.tables)) for s in range(len(STEPS))]
+        start = steps.index(self.cursor) if self.cursor in steps else 0
+        for table_index, step_index in steps[start:] + steps[:start]:
+            table_name = self.tables[table_index]
+            if stop() or self.clock() >= deadline:
+                self.cursor = (table_index, step_index)
+                report.finished = False
+                return table_name
+            if on_step is not None:
+                on_step(table_name, STEPS[step_index])
+            if self.status is not None:
+                self.status.step_started(table_name, STEPS[step_index])
+            if self._step(table_name, STEPS[step_index], deadline, report):
+                # a compaction the budget cut short: the next round starts there
+                self.cursor = (table_index, step_index)
+                report.finished = False
+                return table_name
+        self.cursor = (0, 0)
+        return None
 
     def _step(self, table_name: str, step: str, deadline: float, report: MaintenanceReport) -> bool:
         """Run one step on one table; whether it left work for the next round."""
@@ -154,9 +174,9 @@ class Maintainer:
             table = self.catalog.load_table(table_name)
         except NoSuchTableError:
             return False
-        except Exception:  # noqa: BLE001 - maintenance must never fail the job (the catalog unreachable)
+        except Exception as exc:  # noqa: BLE001 - maintenance must never fail the job (the catalog unreachable)
             log.exception("Maintenance of %s skipped: the table could not be loaded", table_name)
-            self.failures.append(f"{table_name}: {step}")
+            self.failures.append(StepFailure.of(table_name, step, exc))
             return False
         policy = table_policy(table.properties, self.keys)
         if not policy.enabled:
@@ -173,9 +193,9 @@ class Maintainer:
                 done.expiry = expire(self.catalog, table_name, policy, self.config.group_id)
             else:
                 done.orphans_deleted = delete_orphans(self.catalog, table_name, policy.orphan_min_age_ms)
-        except Exception:  # noqa: BLE001 - maintenance must never fail the job
+        except Exception as exc:  # noqa: BLE001 - maintenance must never fail the job
             log.exception("Maintenance step %s of %s failed; the table is left as it is", step, table_name)
-            self.failures.append(f"{table_name}: {step}")
+            self.failures.append(StepFailure.of(table_name, step, exc))
         return False
 
     def _describe(self, table_name: str, done: TableMaintenance) -> None:

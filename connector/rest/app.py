@@ -62,6 +62,7 @@ class HerderApi(Protocol):
     def alter_offsets(self, name: str, body: dict) -> dict: ...
     def reset_offsets(self, name: str) -> dict: ...
     def replay_dlq(self, name: str) -> dict: ...
+    def maintenance(self, name: str) -> dict: ...
     def validate(self, config: dict[str, str]) -> dict: ...
     def plugin_config(self, plugin: str) -> list[dict]: ...
 
@@ -79,6 +80,7 @@ def create_app(herder: HerderApi, worker: dict[str, str]) -> FastAPI:
     _task_and_state_routes(app, herder)
     _offset_routes(app, herder)
     _dlq_routes(app, herder)
+    _maintenance_routes(app, herder)
     _plugin_routes(app, herder)
     _logger_routes(app, app.state.loggers)
     return app
@@ -354,6 +356,14 @@ def _dlq_routes(app: FastAPI, herder: HerderApi) -> None:
     async def replay_dlq(name: str) -> Any:
         """icefloe's own: ``icefloe dlq replay`` for a connector of this worker (docs/operations.md)."""
         return await _call(herder.replay_dlq, name)
+
+
+def _maintenance_routes(app: FastAPI, herder: HerderApi) -> None:
+    @app.get("/connectors/{name}/maintenance")
+    async def maintenance(name: str) -> Any:
+        """icefloe's own: the connector's table maintenance (a path Connect does not have, so its clients and
+        the byte-exact status answers are untouched; docs/rest-api.md)."""
+        return await _call(herder.maintenance, name)
 
 
 def _plugin_routes(app: FastAPI, herder: HerderApi) -> None:

@@ -19,6 +19,7 @@ from connector.maintenance.files import local_path
 from connector.maintenance.runner import Maintainer
 from connector.spark.runner import SparkTaskRunner
 from tests.integration.harness import load_table, produce_round_robin, run_until_caught_up, sink_props, unique
+from tests.maintenance.readers import id_counts_by_both
 from tests.support.tansu import create_topic
 
 pytestmark = pytest.mark.integration
@@ -36,7 +37,7 @@ def data_files_on_disk(table) -> int:
 
 
 def ids_of(table) -> Counter:
-    return Counter(table.scan().to_arrow().column("id").to_pylist())
+    return id_counts_by_both(table)  # read by pyiceberg and by DuckDB, which must agree
 
 
 def test_tiny_backfill_cycles_compact_and_a_restarted_job_resumes_exactly(kafka_broker, spark, tmp_path):

@@ -211,6 +211,12 @@ class FakeHerder:
             return {"connector": name, "dlq": "", "records": 0, "replayed": {}, "failed_again": 0, "skipped": {},
                     "position": {}}
 
+    def maintenance(self, name: str) -> dict:
+        with self._lock:
+            self._config(name, f"Connector {name} not found")
+            return {"name": name, "enabled": True, "running": False, "round_started": None, "last_round": None,
+                    "tables": {}}
+
     def reset_offsets(self, name: str) -> dict:
         with self._lock:
             self._require_stopped(name)

@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,17 @@ TIMEOUT_S = 300.0  # a Spark start is 10-20 s on the shared 2-core machine; this
 
 # The timings of the last read, for reports: {"session_s": JVM + session start, "total_s": with the reads}.
 last_timings: dict[str, float] = {}
+
+
+@dataclass(frozen=True)
+class Read:
+    """One table to read: a pyiceberg table or a metadata location, SQL columns and filter, and a
+    snapshot of that metadata file (None: its current one)."""
+
+    table: Any
+    columns: str = "*"
+    where: str = ""
+    snapshot_id: int | None = None
 
 
 def venv_python() -> Path:
@@ -59,17 +71,19 @@ def _failure(stderr: str) -> str:
     return "\n".join(lines[-40:])
 
 
-def scan_tables(reads: Sequence[tuple[Any, str] | tuple[Any, str, str]],
+def scan_tables(reads: Sequence[Read | tuple[Any, str] | tuple[Any, str, str]],
                 timeout: float = TIMEOUT_S) -> list[list[dict]]:
-    """The rows Spark reads from each (table or metadata location, columns[, where]), in one Spark session.
+    """The rows Spark reads for each ``Read`` or (table or metadata location, columns[, where]), in one
+    Spark session.
 
     ``columns`` and ``where`` are SQL, as for ``duckdb_iceberg.scan``. Each table's rows come back
     as dicts of Python values (ints, strings, floats, datetimes, Decimals, nested dicts and lists),
     sorted by their values in column order.
     """
     python = venv_python()
-    request = {"tables": [{"metadata": metadata_file(read[0]), "columns": read[1],
-                           "where": read[2] if len(read) > 2 else ""} for read in reads]}
+    wanted = [read if isinstance(read, Read) else Read(*read) for read in reads]
+    request = {"tables": [{"metadata": metadata_file(read.table), "columns": read.columns, "where": read.where,
+                           "snapshot_id": read.snapshot_id} for read in wanted]}
     # Only what a JVM needs from this process's environment: pyspark 4's SPARK_HOME or PYTHONPATH
     # would make the 3.5 venv run the wrong Spark.
     env = {k: v for k, v in os.environ.items()
@@ -98,6 +112,6 @@ def scan_tables(reads: Sequence[tuple[Any, str] | tuple[Any, str, str]],
     return [sorted(rows, key=_sort_key) for rows in found["tables"]]
 
 
-def scan(table: Any, columns: str = "*", where: str = "") -> list[dict]:
+def scan(table: Any, columns: str = "*", where: str = "", snapshot_id: int | None = None) -> list[dict]:
     """The rows Spark reads from one table: ``scan_tables`` for a single read."""
-    return scan_tables([(table, columns, where)])[0]
+    return scan_tables([Read(table, columns, where, snapshot_id)])[0]

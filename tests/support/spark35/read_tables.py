@@ -7,7 +7,8 @@ file and writes a pickle of the rows:
 
     read_tables.py REQUEST.json RESULT.pickle
 
-where the request is ``{"tables": [{"metadata": ..., "columns": ..., "where": ...}, ...]}``
+where the request is ``{"tables": [{"metadata": ..., "columns": ..., "where": ..., "snapshot_id": ...}, ...]}``
+(``snapshot_id`` null for the metadata file's current snapshot)
 and the result a list, per table, of rows as dicts of plain Python values.
 Every table is read in one Spark session, so a test pays for one JVM start.
 """
@@ -61,10 +62,14 @@ def main(request_file: str, result_file: str) -> None:
         view = f"t{number}"
         query = f"SELECT {table['columns']} FROM {view}" + (f" WHERE {table['where']}" if table.get("where") else "")
         try:
-            spark.read.format("iceberg").load(table["metadata"]).createOrReplaceTempView(view)
+            reader = spark.read.format("iceberg")
+            if table.get("snapshot_id") is not None:
+                reader = reader.option("snapshot-id", str(table["snapshot_id"]))
+            reader.load(table["metadata"]).createOrReplaceTempView(view)
             results.append([row.asDict(recursive=True) for row in spark.sql(query).collect()])
         except Exception as error:  # noqa: BLE001 - any failure ends the run, naming the table it was reading
-            raise SystemExit(f"Spark could not read {table['metadata']} ({query}): {error}") from error
+            raise SystemExit(f"Spark could not read {table['metadata']}, snapshot {table.get('snapshot_id')} "
+                             f"({query}): {error}") from error
     timings["total_s"] = round(time.monotonic() - started, 1)
     spark.stop()
     with open(result_file, "wb") as out:

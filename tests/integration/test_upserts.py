@@ -3,8 +3,8 @@
 The stream has snapshot reads, inserts, updates, deletes followed by
 tombstones, deletes of keys never seen, keys whose partition value changes
 between versions, and duplicate deliveries. After each run the table must equal the model (the
-latest version of every key not deleted), read by pyiceberg and by DuckDB's
-own Iceberg reader; after SIGKILLs and restarts too.
+latest version of every key not deleted), read by pyiceberg, by DuckDB's
+own Iceberg reader and by Spark with Iceberg's Spark runtime; after SIGKILLs and restarts too.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
+from pyiceberg.table.snapshots import ancestors_of
 
+from connector.channel.offsets import OFFSETS_PREFIX, branch_head
 from connector.config.sink_config import load_connector_file
 from tests.integration.harness import load_table, run_until_caught_up, table_rows, unique, write_config_file
-from tests.support import duckdb_iceberg
+from tests.support import duckdb_iceberg, spark_iceberg
 from tests.support.tansu import create_topic, produce
 
 pytestmark = pytest.mark.integration
@@ -31,6 +33,7 @@ CONFIGS = Path(__file__).resolve().parents[2] / "connector-configs"
 PARTITIONS = 3
 REGIONS = ("eu", "us", "apac")
 TABLE = "public.customers"
+COLUMNS = "id, name, region, version"
 
 
 class CustomerStream:
@@ -105,7 +108,25 @@ def shipped(tmp_path: Path, topic: str) -> dict[str, str]:
     return props
 
 
-def assert_table_is(props: dict[str, str], expected: dict[int, dict]) -> None:
+def sink_snapshot(table) -> int:
+    """The newest snapshot that icefloe's commit wrote (it carries offsets), before any maintenance.
+
+    Maintenance may compact right after a run and fold the position deletes into new data files;
+    this snapshot still has the sink's own data and delete files, and the same rows.
+    """
+    for snapshot in ancestors_of(branch_head(table, None), table.metadata):
+        if any(key.startswith(OFFSETS_PREFIX) for key in (snapshot.summary.additional_properties or {})):
+            return snapshot.snapshot_id
+    raise AssertionError("no snapshot with offsets")
+
+
+def assert_table_is(props: dict[str, str], expected: dict[int, dict]) -> list[tuple[spark_iceberg.Read, dict]]:
+    """pyiceberg and DuckDB read ``expected``, from the current snapshot and from the sink's last commit.
+
+    Returns those reads with a copy of ``expected``, for ``assert_spark_reads`` to check once per
+    test (a Spark start costs seconds): the metadata file pins the snapshots, so later commits
+    leave them as they are.
+    """
     rows = table_rows(props, TABLE)
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids)), "a key has two rows"
@@ -113,9 +134,26 @@ def assert_table_is(props: dict[str, str], expected: dict[int, dict]) -> None:
     assert got.keys() == expected.keys(), (sorted(got.keys() - expected.keys())[:10],
                                           sorted(expected.keys() - got.keys())[:10])
     assert got == expected
-    duck = duckdb_iceberg.scan(load_table(props, TABLE), "id, name, region, version").to_pylist()
-    assert {r["id"]: r for r in duck} == expected, "DuckDB reads other rows than pyiceberg"
-    assert len(duck) == len(expected)
+    table = load_table(props, TABLE)
+    snapshots = sorted({table.current_snapshot().snapshot_id, sink_snapshot(table)})
+    for snapshot in snapshots:
+        duck = duckdb_iceberg.scan(table, COLUMNS, snapshot_id=snapshot).to_pylist()
+        assert {r["id"]: r for r in duck} == expected, f"DuckDB reads other rows than pyiceberg ({snapshot})"
+        assert len(duck) == len(expected)
+        # pyiceberg's current snapshot was read above; the sink's commit may be its parent.
+        older = table.scan(snapshot_id=snapshot, selected_fields=("id", "name", "region", "version")).to_arrow()
+        assert {r["id"]: r for r in older.to_pylist()} == expected and older.num_rows == len(expected)
+    model = {key: dict(row) for key, row in expected.items()}
+    return [(spark_iceberg.Read(table.metadata_location, COLUMNS, snapshot_id=s), model) for s in snapshots]
+
+
+def assert_spark_reads(checks: list[tuple[spark_iceberg.Read, dict]]) -> None:
+    """Spark, with Iceberg's Java reader, reads each snapshot as ``expected``: all of them in one JVM."""
+    found = spark_iceberg.scan_tables([read for read, _ in checks])
+    for (read, expected), rows in zip(checks, found):
+        where = f"snapshot {read.snapshot_id} of {read.table}"
+        assert len(rows) == len(expected), f"Spark reads {len(rows)} rows from {where}, not {len(expected)}"
+        assert {r["id"]: r for r in rows} == expected, f"Spark reads other rows from {where}"
 
 
 def test_debezium_postgres_stream_into_an_upsert_table(kafka_broker, spark, tmp_path):
@@ -124,13 +162,16 @@ def test_debezium_postgres_stream_into_an_upsert_table(kafka_broker, spark, tmp_
     create_topic(kafka_broker.bootstrap, topic, partitions=PARTITIONS)
     stream = CustomerStream(topic, seed=7)
     props = shipped(tmp_path, topic)
+    checks = []
     for number, size in enumerate((300, 400, 400)):
         stream.produce(kafka_broker.bootstrap, stream.round(size, snapshot=number == 0))
         run_until_caught_up(props, kafka_broker.bootstrap, spark)
-        assert_table_is(props, stream.rows)
+        checks += assert_table_is(props, stream.rows)
+    assert_spark_reads(checks)
     table = load_table(props, TABLE)
     assert [table.schema().find_column_name(i) for i in table.schema().identifier_field_ids] == ["id"]
-    summary = table.current_snapshot().summary
+    # The sink's own last commit: maintenance may have compacted since, folding the deletes away.
+    summary = table.snapshot_by_id(sink_snapshot(table)).summary
     assert int(summary.get("total-position-deletes", "0")) > 0, "updates were written as position deletes"
 
 
@@ -194,4 +235,4 @@ def test_sigkill_during_a_cdc_stream_never_resurrects_or_duplicates_a_key(kafka_
                              kafka_broker.bootstrap, "--until-caught-up", *spark_conf],
                             capture_output=True, text=True, timeout=300, env=env)
     assert finish.returncode == 0, finish.stderr[-3000:]
-    assert_table_is(props, stream.rows)
+    assert_spark_reads(assert_table_is(props, stream.rows))

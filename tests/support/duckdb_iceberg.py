@@ -30,11 +30,13 @@ def connect() -> duckdb.DuckDBPyConnection:
     return connection
 
 
-def scan(table, columns: str = "*", where: str = "") -> pa.Table:
-    """The rows DuckDB reads from the current snapshot of the pyiceberg ``table`` (its metadata file)."""
+def scan(table, columns: str = "*", where: str = "", snapshot_id: int | None = None) -> pa.Table:
+    """The rows DuckDB reads from the pyiceberg ``table`` (its metadata file): its current snapshot,
+    or ``snapshot_id``."""
     metadata = table.metadata_location
     if metadata.startswith("file://"):
         metadata = metadata[len("file://"):]
-    query = f"SELECT {columns} FROM iceberg_scan('{metadata}')" + (f" WHERE {where}" if where else "")
+    source = f"'{metadata}'" + (f", snapshot_from_id={snapshot_id}" if snapshot_id is not None else "")
+    query = f"SELECT {columns} FROM iceberg_scan({source})" + (f" WHERE {where}" if where else "")
     with connect() as connection:
         return connection.execute(query).to_arrow_table()

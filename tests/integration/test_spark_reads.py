@@ -1,0 +1,149 @@
+"""Spark with Iceberg's own runtime reads icefloe's upsert tables as pyiceberg and DuckDB do.
+
+The tables here are written through the same calls the coordinator makes (row deltas with
+file-scoped position deletes, then compaction folding them into the data files), without a
+broker, so the three readers can be compared on a history chosen to cover the cases: deletes of
+rows in older files, in a file of the same commit, in several partitions, a key moving to another
+partition. The Kafka end to end runs are in test_upserts.py, which compares Spark too.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import LongType, NestedField, StringType
+
+from connector.channel.offsets import summary_properties
+from connector.channel.row_delta import commit_row_delta
+from connector.config.icefloe_config import MaintenanceConfig
+from connector.config.sink_config import SinkConfig
+from connector.data.catalog import load_catalog
+from connector.data.live_files import live_files
+from connector.data.position_deletes import write_position_deletes
+from connector.data.writer import write_data_files
+from connector.maintenance.compaction import compact
+from connector.maintenance.policy import table_policy
+from tests.integration.harness import sink_props, unique
+from tests.support import duckdb_iceberg, spark_iceberg
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False),
+                NestedField(2, "region", StringType(), required=False),
+                NestedField(3, "version", LongType(), required=False))
+BY_REGION = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "region"))
+COLUMNS = "id, region, version"
+
+
+class UpsertTable:
+    """An upsert table written by row deltas; ``rows`` is what every reader must see (id → row)."""
+
+    def __init__(self, config: SinkConfig, name: str):
+        self.config, self.name = config, name
+        self.catalog = load_catalog(config.props)
+        self.catalog.create_table(name, SCHEMA, partition_spec=BY_REGION, properties={"format-version": "2"})
+        self.rows: dict[int, dict] = {}
+        self.commits = 0
+
+    @property
+    def table(self):
+        return self.catalog.load_table(self.name)
+
+    def commit(self, upserts: dict[int, str] | None = None, deletes: frozenset[int] = frozenset()) -> None:
+        """One row delta: each key of ``upserts`` (id → region) written anew, ``deletes`` removed.
+
+        The previous row of every changed key is deleted by position wherever it is: in an older
+        file, or in this commit's own new files (a key written twice in one commit).
+        """
+        table, upserts = self.table, upserts or {}
+        self.commits += 1
+        rows = [{"id": key, "region": region, "version": self.commits} for key, region in upserts.items()]
+        added = []
+        for region in sorted({r["region"] for r in rows}):
+            mine = pa.Table.from_pylist([r for r in rows if r["region"] == region], schema=SCHEMA.as_arrow())
+            added += write_data_files(table, mine, task_id="spark-reads")
+        live = [f.file for f in live_files(table, None).data]
+        doomed = set(upserts) | set(deletes)
+        positions = self._positions(table, live, doomed)
+        deletes_files = write_position_deletes(table, positions, {f.file_path: f for f in live})
+        props = summary_properties({("t", 0): self.commits}, self.config.group_id, f"c{self.commits}", None)
+        commit_row_delta(table, "main", props, added_data=added, added_deletes=deletes_files)
+        for key in deletes:
+            self.rows.pop(key, None)
+        self.rows.update({r["id"]: r for r in rows})
+
+    @staticmethod
+    def _positions(table, files: list, doomed: set[int]) -> pa.Table:
+        paths, positions = [], []
+        for data_file in files:
+            with table.io.new_input(data_file.file_path).open() as stream:
+                ids = pq.read_table(stream, columns=["id"]).column("id").to_pylist()
+            for pos, value in enumerate(ids):
+                if value in doomed:
+                    paths.append(data_file.file_path)
+                    positions.append(pos)
+        return pa.table({"file_path": pa.array(paths, pa.string()), "pos": pa.array(positions, pa.int64())})
+
+    def raw_row_count(self) -> int:
+        """Rows in the live data files, before any delete applies: what a reader ignoring deletes returns."""
+        return sum(f.file.record_count for f in live_files(self.table, None).data)
+
+    def expected(self) -> list[dict]:
+        return [self.rows[key] for key in sorted(self.rows)]
+
+
+def history(table: UpsertTable) -> None:
+    """Inserts, updates in place and across partitions, deletes, a same-commit rewrite, a ghost delete."""
+    table.commit({i: "eu" for i in range(10)})
+    table.commit({i: "us" for i in range(10, 15)}, deletes=frozenset({2, 3, 7}))  # deletes in an older file
+    # 5 moves from eu to us, 11 is rewritten in place; 999 was never there.
+    table.commit({5: "us", 11: "us", 20: "apac"}, deletes=frozenset({12, 999}))
+    table.commit({20: "eu", 21: "apac"}, deletes=frozenset({0}))  # 20 written in the previous commit, moved again
+    table.commit({21: "apac", 22: "apac"})
+
+
+@pytest.fixture
+def config(tmp_path) -> SinkConfig:
+    config = SinkConfig.parse(sink_props(unique("spark-reads"), "t", "db.upserts,db.compacted", tmp_path))
+    load_catalog(config.props).create_namespace("db")
+    return config
+
+
+def test_spark_reads_position_deletes_and_a_compacted_table_as_pyiceberg_and_duckdb_do(config):
+    merge_on_read = UpsertTable(config, "db.upserts")
+    history(merge_on_read)
+    compacted = UpsertTable(config, "db.compacted")
+    history(compacted)
+    policy = table_policy({}, MaintenanceConfig(min_input_files=2, deletes_min_files=1))
+    report = compact(compacted.catalog, config, compacted.name, policy, deadline=float("inf"))
+    assert report.delete_files_removed > 0, report  # the deletes were folded into rewritten files
+
+    # The deletes must matter: a reader that ignored them would return more rows than the model.
+    summary = merge_on_read.table.current_snapshot().summary
+    assert int(summary["total-position-deletes"]) > 0
+    assert merge_on_read.raw_row_count() > len(merge_on_read.rows)
+
+    tables = (merge_on_read, compacted)
+    # One JVM for every read: both tables, and a filtered aggregate through the same deletes.
+    *spark, us_count = spark_iceberg.scan_tables([*((t.table, COLUMNS) for t in tables),
+                                                  (merge_on_read.table, "count(*) AS n", "region = 'us'")])
+    for table, spark_rows in zip(tables, spark):
+        pyiceberg_rows = sorted(table.table.scan(selected_fields=("id", "region", "version")).to_arrow().to_pylist(),
+                                key=lambda r: r["id"])
+        duck_rows = sorted(duckdb_iceberg.scan(table.table, COLUMNS).to_pylist(), key=lambda r: r["id"])
+        assert pyiceberg_rows == table.expected(), f"pyiceberg on {table.name}"
+        assert duck_rows == table.expected(), f"DuckDB on {table.name}"
+        assert spark_rows == table.expected(), f"Spark on {table.name}"
+    assert us_count == [{"n": sum(r["region"] == "us" for r in merge_on_read.rows.values())}]
+
+
+def test_a_table_spark_cannot_read_fails_with_sparks_own_message(tmp_path):
+    missing = f"file://{tmp_path}/db/t/metadata/00001-gone.metadata.json"
+    with pytest.raises(RuntimeError) as failure:
+        spark_iceberg.scan(missing, "id")
+    message = str(failure.value)
+    assert "NotFoundException" in message and "00001-gone.metadata.json" in message, message

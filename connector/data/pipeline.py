@@ -79,6 +79,7 @@ import pyarrow.compute as pc
 from connector.api.declined import Declined
 from connector.api.errors import ConnectException, DataException
 from connector.api.record import SinkRecord
+from connector.api.schema import Type
 from connector.config.sink_config import SinkConfig
 from connector.data.avro_batch import AvroBatchReader
 from connector.data.catalog import load_catalog
@@ -108,6 +109,7 @@ log = logging.getLogger(__name__)
 COLUMNAR = "columnar"
 COLUMNAR_WITH_SMTS = "columnar with batch SMTs"
 COLUMNAR_AVRO = "columnar Avro"
+COLUMNAR_AVRO_WITH_SMTS = "columnar Avro with batch SMTs"
 COLUMNAR_JSON_SCHEMAS = "columnar JSON with schemas"
 COLUMNAR_JSON_SCHEMA = "columnar JSON Schema"
 PER_RECORD = "per-record"
@@ -257,10 +259,7 @@ class TaskPipeline:
         if not columnar:
             return PER_RECORD, "columnar strategies switched off"
         if isinstance(self.decoder.value_converter, AvroConverter):
-            if len(self.chain) == 0 and self.router.routes_everything_everywhere:
-                self.avro_reader = AvroBatchReader(self.decoder.value_converter)
-                return COLUMNAR_AVRO, "Confluent Avro, no SMTs"
-            return PER_RECORD, "Avro values with SMTs or routing"
+            return self._avro_strategy()
         if isinstance(self.decoder.value_converter, JsonSchemaConverter):
             if len(self.chain) == 0 and self.router.routes_everything_everywhere:
                 self.json_schema_reader = JsonSchemaBatchReader(self.decoder.value_converter)
@@ -287,6 +286,20 @@ class TaskPipeline:
         record_stages = f"; per record: {', '.join(per_record)}" if per_record else ""
         transforms = ", ".join(s.type_name for s in self.chain.stages)
         return COLUMNAR_WITH_SMTS, f"transforms: {transforms}{record_stages}{routing}"
+
+    def _avro_strategy(self) -> tuple[str, str]:
+        if not self.router.routes_everything_everywhere:
+            return PER_RECORD, "Avro values with routing"
+        if len(self.chain) == 0:
+            self.avro_reader = AvroBatchReader(self.decoder.value_converter)
+            return COLUMNAR_AVRO, "Confluent Avro, no SMTs"
+        batch_chain = BatchTransformationChain.for_typed_values(self.chain)
+        if batch_chain is None:
+            return PER_RECORD, f"Avro values: {BatchTransformationChain.why_not_typed(self.chain)}"
+        self.avro_reader = AvroBatchReader(self.decoder.value_converter)
+        self.batch_chain = batch_chain
+        transforms = ", ".join(s.type_name for s in self.chain.stages)
+        return COLUMNAR_AVRO_WITH_SMTS, f"Confluent Avro, transforms: {transforms}"
 
     def process(self, batch: pa.RecordBatch) -> SchemaNeeds:
         """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change.
@@ -369,7 +382,7 @@ class TaskPipeline:
     def _suspicious(self, batch: pa.RecordBatch, thorough: bool) -> np.ndarray | None:
         """Rows of a declined batch that look bad on their own (:mod:`connector.data.suspicious_rows`)."""
         values = batch.column("value")
-        if self.path in (COLUMNAR_AVRO, COLUMNAR_JSON_SCHEMA):
+        if self.path in (COLUMNAR_AVRO, COLUMNAR_AVRO_WITH_SMTS, COLUMNAR_JSON_SCHEMA):
             return not_registry_framed(values)
         if self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
             return not_json_objects(values, thorough)
@@ -391,7 +404,7 @@ class TaskPipeline:
         """The rows each table gets, by the task's columnar strategy; Declined when not exact."""
         if self.path == COLUMNAR:
             return self._raw_json_rows(batch)
-        if self.path == COLUMNAR_AVRO:
+        if self.path in (COLUMNAR_AVRO, COLUMNAR_AVRO_WITH_SMTS):
             return self._avro_rows(batch)
         if self.path == COLUMNAR_JSON_SCHEMAS:
             return self._envelope_rows(batch)
@@ -409,6 +422,8 @@ class TaskPipeline:
         assert self.avro_reader is not None  # chosen with the strategy
         topics = batch.column("topic")
         decoded = self.avro_reader.decode(topics[0].as_py(), batch.column("value"), batch.column("headers"))
+        if self.batch_chain is not None:
+            return self._typed_transformed_rows(batch, decoded)
         return self._typed_rows(batch, decoded)
 
     def _envelope_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
@@ -430,6 +445,23 @@ class TaskPipeline:
         rows = TableRows(TYPED, decoded.values, batch.column("topic"), batch.column("partition"),
                          batch.column("offset"), decoded.connect_schema)
         kept = rows.filter(decoded.values.is_valid()) if decoded.values.null_count else rows
+        return {table: kept for table in self.router.static_tables}
+
+    def _typed_transformed_rows(self, batch: pa.RecordBatch, decoded: DecodedBatch) -> dict[str, TableRows]:
+        """The decoded rows of ``batch`` (tombstones included) through the typed batch SMTs, to every table."""
+        assert self.batch_chain is not None  # chosen with the strategy
+        view = RecordBatchView.from_raw(batch, Values(decoded.values, schema=decoded.connect_schema), raw=False)
+        try:
+            view = self.batch_chain.apply(view)
+        except Declined as declined:
+            raise Declined(f"transforms ({declined.reason})") from declined
+        values, schema = view.value.array, view.value.schema
+        if values.null_count == len(values):
+            return {}  # every record filtered out, or a tombstone (skipped)
+        if schema is None or schema.type is not Type.STRUCT or not pa.types.is_struct(values.type):
+            raise Declined("values are not Structs after the transforms")
+        rows = TableRows(TYPED, values, view.original_topic, view.original_partition, view.offset, schema)
+        kept = rows.filter(values.is_valid()) if values.null_count else rows  # tombstones are skipped
         return {table: kept for table in self.router.static_tables}
 
     def _transformed_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:

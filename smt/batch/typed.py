@@ -157,7 +157,11 @@ class ReplaceFieldTyped(BatchTransform):
         schema, columns = _struct_fields(view.value, replace_field.PURPOSE)
         updated = _schema_of(smt.updated_schema, schema, "renaming fields")
         names = [f.name for f in updated.fields()]
-        arrays = [columns[smt.reverse_renamed(name)] for name in names]
+        sources = [smt.reverse_renamed(name) for name in names]
+        missing = [source for source in sources if source not in columns]
+        if missing:  # a kept field that is the target of a rename from an absent field: Struct.get fails
+            raise Declined(f"ReplaceField reads field {missing[0]}, which the schema lacks")
+        arrays = [columns[source] for source in sources]
         return _typed(view, updated, names, arrays, _null_mask(view.value.array))
 
 

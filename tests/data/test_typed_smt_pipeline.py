@@ -1,4 +1,5 @@
-"""Confluent Avro values through an SMT chain column-wise give the per-record strategy's tables."""
+"""Values with a schema (Confluent Avro, JSON with schemas) through an SMT chain column-wise give the
+per-record strategy's tables."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.confluent import serialization_context, unique
+from tests.data import test_json_envelope_pipeline as envelope
 from tests.data.test_avro_pipeline import EVENT, _serializer, events
 from tests.smt_batch.harness import KAFKA, per_record_and_columnar, raw_batch, sink_props
 from tests.smt_batch.strategies import PREDICATES
@@ -31,7 +33,7 @@ def _mostly(common: st.SearchStrategy, rare: st.SearchStrategy) -> st.SearchStra
     return st.integers(0, 9).flatmap(lambda i: rare if i == 0 else common)
 
 
-names = st.sampled_from(FIELDS + ["source", "customer", "wrapped"])
+names = st.sampled_from(FIELDS + ["place", "ids", "source", "customer", "wrapped"])
 suffix = st.sampled_from(["", "?", "!"])
 
 
@@ -69,7 +71,7 @@ def _hoist(draw) -> dict[str, str]:
 
 
 def _extract(draw) -> dict[str, str]:
-    return {"type": f"{KAFKA}.ExtractField$Value", "field": draw(st.sampled_from(["where", "name", "nope"]))}
+    return {"type": f"{KAFKA}.ExtractField$Value", "field": draw(st.sampled_from(["where", "place", "name", "nope"]))}
 
 
 def _filter(draw) -> dict[str, str]:
@@ -127,6 +129,26 @@ def test_columnar_avro_with_smts_equals_per_record(schema_registry, transforms, 
     event(f"outcome: {expected[0]}")
     if pipeline is not None:
         assert pipeline.path == "columnar Avro with batch SMTs"
+        event(f"columnar batches: {pipeline.batches['columnar']}")
+        for reason in pipeline.batches:
+            if reason.startswith("declined"):
+                event(reason)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), transforms=typed_chains())
+def test_columnar_envelopes_with_smts_equal_per_record(data, transforms):
+    encode = data.draw(envelope.envelopes())
+    payload = envelope.payloads(False, ("id", "name"))
+    rows = data.draw(st.lists(_mostly(payload, st.none()), min_size=1, max_size=8))
+    values = [None if p is None else encode(envelope.V1, p) for p in rows]
+    batches = [raw_batch(values), raw_batch(values, first_offset=len(values))]
+    (expected, _), (got, pipeline) = per_record_and_columnar(
+        lambda root: {**sink_props(root, transforms=transforms), "value.converter.schemas.enable": "true"}, batches)
+    assert_same_tables(expected, got)
+    event(f"outcome: {expected[0]}")
+    if pipeline is not None:
+        assert pipeline.path == "columnar JSON with schemas with batch SMTs"
         event(f"columnar batches: {pipeline.batches['columnar']}")
         for reason in pipeline.batches:
             if reason.startswith("declined"):

@@ -28,7 +28,9 @@ Decode strategies, chosen once per task from the config and tried per batch:
   through the chain with its Connect schema, which each stage changes as its
   ``apply_with_schema`` does; the result goes into the tables like the
   other typed strategies. A chain with any other stage runs per record,
-  with the stage named in the task's log line.
+  with the stage named in the task's log line. The two JSON strategies below
+  take such a chain the same way (``... with batch SMTs``), their tombstones
+  put back as null rows first.
 * ``columnar JSON with schemas``: JsonConverter envelopes
   (``schemas.enable=true``), no SMTs, every record to every table. The
   payloads of a batch whose envelopes share one schema are read at once by

@@ -45,7 +45,7 @@ from connector.api.lru import LRUCache
 from connector.api.schema import Schema, Type
 from connector.data.avro_sizes import check_aligned
 from connector.data.registry_frame import FRAME, common_frame, has_schema_id_headers
-from connector.data.typed_batch import DecodedBatch, is_union
+from connector.data.typed_batch import DecodedBatch, is_union, spread_rows
 
 _SYNC = bytes(range(16))  # the file's sync marker: any 16 bytes, the same in header and block
 
@@ -78,7 +78,7 @@ class AvroBatchReader:
         check_aligned(plan.writer, table, pc.subtract(pc.binary_length(present), FRAME).to_numpy())
         struct = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
         if len(present) != len(values):
-            struct = _with_nulls(struct, values.is_valid())
+            struct = spread_rows(struct, values.is_valid())
         return DecodedBatch(struct, plan.connect_schema)
 
     def _read(self, key: Any, writer: Any, count: int, body: bytes) -> pa.Table:
@@ -147,10 +147,3 @@ def _long(value: int) -> bytes:
         encoded >>= 7
     out.append(encoded)
     return bytes(out)
-
-
-def _with_nulls(struct: pa.StructArray, valid: pa.Array) -> pa.StructArray:
-    """Rows of ``struct`` spread over the valid positions, null elsewhere (tombstones)."""
-    positions = np.cumsum(valid.to_numpy(zero_copy_only=False)) - 1
-    taken = struct.take(pa.array(np.where(valid.to_numpy(zero_copy_only=False), positions, 0)))
-    return pa.StructArray.from_arrays(taken.flatten(), fields=list(struct.type), mask=pc.invert(valid))

@@ -20,6 +20,17 @@ Decode strategies, chosen once per task from the config and tried per batch:
 * ``columnar Avro``: Confluent Avro values (``AvroConverter``), no SMTs, every
   record to every table. The values of a batch are decoded at once by a
   native Avro reader into Arrow columns (``connector/data/avro_batch.py``).
+* ``columnar Avro with batch SMTs``: Confluent Avro values, every record to
+  every table, and an SMT chain whose every stage has a typed batch form
+  (``smt/batch/typed.py``: InsertField, ReplaceField, MaskField, HoistField,
+  ExtractField, Filter, RegexRouter, TimestampRouter, with the batch
+  predicates). The decoded struct column (tombstones as null rows) runs
+  through the chain with its Connect schema, which each stage changes as its
+  ``apply_with_schema`` does; the result goes into the tables like the
+  other typed strategies. A chain with any other stage runs per record,
+  with the stage named in the task's log line. The two JSON strategies below
+  take such a chain the same way (``... with batch SMTs``), their tombstones
+  put back as null rows first.
 * ``columnar JSON with schemas``: JsonConverter envelopes
   (``schemas.enable=true``), no SMTs, every record to every table. The
   payloads of a batch whose envelopes share one schema are read at once by
@@ -31,7 +42,7 @@ Decode strategies, chosen once per task from the config and tried per batch:
   (``connector/data/json_schema_batch.py``; the JSON rules shared with the
   envelopes: ``connector/data/json_payloads.py``).
 
-  All three go into each table's schema through ``connector/data/typed_batch.py``.
+  All four typed ones go into each table's schema through ``connector/data/typed_batch.py``.
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter``. Every other configuration, and every
   batch a columnar strategy declines.
@@ -79,6 +90,7 @@ import pyarrow.compute as pc
 from connector.api.declined import Declined
 from connector.api.errors import ConnectException, DataException
 from connector.api.record import SinkRecord
+from connector.api.schema import Type
 from connector.config.sink_config import SinkConfig
 from connector.data.avro_batch import AvroBatchReader
 from connector.data.catalog import load_catalog
@@ -95,7 +107,7 @@ from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
 from connector.data.suspicious_rows import not_json_objects, not_registry_framed
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableState, TableWriters, Written
-from connector.data.typed_batch import DecodedBatch, to_table
+from connector.data.typed_batch import DecodedBatch, spread_rows, to_table
 from connector.kafka.offsets import TopicPartition
 from converters.confluent.avro import AvroConverter
 from converters.confluent.json_schema import JsonSchemaConverter
@@ -110,6 +122,11 @@ COLUMNAR_WITH_SMTS = "columnar with batch SMTs"
 COLUMNAR_AVRO = "columnar Avro"
 COLUMNAR_JSON_SCHEMAS = "columnar JSON with schemas"
 COLUMNAR_JSON_SCHEMA = "columnar JSON Schema"
+#: Suffix of a typed strategy's name (Avro, JSON with schemas, JSON Schema) with an SMT chain in typed batch form.
+WITH_SMTS = " with batch SMTs"
+COLUMNAR_AVRO_WITH_SMTS = COLUMNAR_AVRO + WITH_SMTS
+COLUMNAR_JSON_SCHEMAS_WITH_SMTS = COLUMNAR_JSON_SCHEMAS + WITH_SMTS
+COLUMNAR_JSON_SCHEMA_WITH_SMTS = COLUMNAR_JSON_SCHEMA + WITH_SMTS
 PER_RECORD = "per-record"
 #: Set to "false" to run every batch through the per-record strategy (an escape hatch, and for comparisons).
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
@@ -257,21 +274,21 @@ class TaskPipeline:
         if not columnar:
             return PER_RECORD, "columnar strategies switched off"
         if isinstance(self.decoder.value_converter, AvroConverter):
-            if len(self.chain) == 0 and self.router.routes_everything_everywhere:
+            strategy = self._typed_strategy(COLUMNAR_AVRO, "Confluent Avro")
+            if strategy[0] != PER_RECORD:
                 self.avro_reader = AvroBatchReader(self.decoder.value_converter)
-                return COLUMNAR_AVRO, "Confluent Avro, no SMTs"
-            return PER_RECORD, "Avro values with SMTs or routing"
+            return strategy
         if isinstance(self.decoder.value_converter, JsonSchemaConverter):
-            if len(self.chain) == 0 and self.router.routes_everything_everywhere:
+            strategy = self._typed_strategy(COLUMNAR_JSON_SCHEMA, "Confluent JSON Schema")
+            if strategy[0] != PER_RECORD:
                 self.json_schema_reader = JsonSchemaBatchReader(self.decoder.value_converter)
-                return COLUMNAR_JSON_SCHEMA, "Confluent JSON Schema, no SMTs"
-            return PER_RECORD, "JSON Schema values with SMTs or routing"
+            return strategy
         converter = self.decoder.value_converter
         if isinstance(converter, JsonConverter) and converter.config.schemas_enable:
-            if len(self.chain) == 0 and self.router.routes_everything_everywhere:
+            strategy = self._typed_strategy(COLUMNAR_JSON_SCHEMAS, "JSON with schemas")
+            if strategy[0] != PER_RECORD:
                 self.envelope_reader = EnvelopeReader(converter)
-                return COLUMNAR_JSON_SCHEMAS, "JSON with schemas, no SMTs"
-            return PER_RECORD, "JSON with schemas, with SMTs or routing"
+            return strategy
         if not self.decoder.schemaless_json_value:
             return PER_RECORD, "values are neither schemaless JSON nor Confluent Avro"
         if len(self.chain) == 0 and self.router.routes_everything_everywhere:
@@ -287,6 +304,19 @@ class TaskPipeline:
         record_stages = f"; per record: {', '.join(per_record)}" if per_record else ""
         transforms = ", ".join(s.type_name for s in self.chain.stages)
         return COLUMNAR_WITH_SMTS, f"transforms: {transforms}{record_stages}{routing}"
+
+    def _typed_strategy(self, columnar: str, values: str) -> tuple[str, str]:
+        """The strategy for values a typed reader decodes (``columnar``), or per record; sets the typed chain."""
+        if not self.router.routes_everything_everywhere:
+            return PER_RECORD, f"{values} values with routing"
+        if len(self.chain) == 0:
+            return columnar, f"{values}, no SMTs"
+        batch_chain = BatchTransformationChain.for_typed_values(self.chain)
+        if batch_chain is None:
+            return PER_RECORD, f"{values} values: {BatchTransformationChain.why_not_typed(self.chain)}"
+        self.batch_chain = batch_chain
+        transforms = ", ".join(s.type_name for s in self.chain.stages)
+        return f"{columnar}{WITH_SMTS}", f"{values}, transforms: {transforms}"
 
     def process(self, batch: pa.RecordBatch) -> SchemaNeeds:
         """Convert and buffer one raw batch; nothing is buffered if the batch needs a schema change.
@@ -369,9 +399,9 @@ class TaskPipeline:
     def _suspicious(self, batch: pa.RecordBatch, thorough: bool) -> np.ndarray | None:
         """Rows of a declined batch that look bad on their own (:mod:`connector.data.suspicious_rows`)."""
         values = batch.column("value")
-        if self.path in (COLUMNAR_AVRO, COLUMNAR_JSON_SCHEMA):
+        if self.path in (COLUMNAR_AVRO, COLUMNAR_AVRO_WITH_SMTS, COLUMNAR_JSON_SCHEMA, COLUMNAR_JSON_SCHEMA_WITH_SMTS):
             return not_registry_framed(values)
-        if self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS):
+        if self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS, COLUMNAR_JSON_SCHEMAS_WITH_SMTS):
             return not_json_objects(values, thorough)
         return None
 
@@ -391,11 +421,11 @@ class TaskPipeline:
         """The rows each table gets, by the task's columnar strategy; Declined when not exact."""
         if self.path == COLUMNAR:
             return self._raw_json_rows(batch)
-        if self.path == COLUMNAR_AVRO:
+        if self.path in (COLUMNAR_AVRO, COLUMNAR_AVRO_WITH_SMTS):
             return self._avro_rows(batch)
-        if self.path == COLUMNAR_JSON_SCHEMAS:
+        if self.path in (COLUMNAR_JSON_SCHEMAS, COLUMNAR_JSON_SCHEMAS_WITH_SMTS):
             return self._envelope_rows(batch)
-        if self.path == COLUMNAR_JSON_SCHEMA:
+        if self.path in (COLUMNAR_JSON_SCHEMA, COLUMNAR_JSON_SCHEMA_WITH_SMTS):
             return self._json_schema_rows(batch)
         return self._transformed_rows(batch)
 
@@ -409,12 +439,17 @@ class TaskPipeline:
         assert self.avro_reader is not None  # chosen with the strategy
         topics = batch.column("topic")
         decoded = self.avro_reader.decode(topics[0].as_py(), batch.column("value"), batch.column("headers"))
+        if self.batch_chain is not None:
+            return self._typed_transformed_rows(batch, decoded)
         return self._typed_rows(batch, decoded)
 
     def _envelope_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
         assert self.envelope_reader is not None  # chosen with the strategy
         present = batch.filter(batch.column("value").is_valid())  # tombstones are skipped
-        return self._typed_rows(present, self.envelope_reader.decode(present.column("value")))
+        decoded = self.envelope_reader.decode(present.column("value"))
+        if self.batch_chain is not None:
+            return self._typed_transformed_rows(batch, _with_tombstones(decoded, batch))
+        return self._typed_rows(present, decoded)
 
     def _json_schema_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
         assert self.json_schema_reader is not None  # chosen with the strategy
@@ -423,6 +458,8 @@ class TaskPipeline:
             raise Declined("only tombstones")
         decoded = self.json_schema_reader.decode(present.column("topic")[0].as_py(), present.column("value"),
                                                  batch.column("headers"))
+        if self.batch_chain is not None:
+            return self._typed_transformed_rows(batch, _with_tombstones(decoded, batch))
         return self._typed_rows(present, decoded)
 
     def _typed_rows(self, batch: pa.RecordBatch, decoded: DecodedBatch) -> dict[str, TableRows]:
@@ -430,6 +467,23 @@ class TaskPipeline:
         rows = TableRows(TYPED, decoded.values, batch.column("topic"), batch.column("partition"),
                          batch.column("offset"), decoded.connect_schema)
         kept = rows.filter(decoded.values.is_valid()) if decoded.values.null_count else rows
+        return {table: kept for table in self.router.static_tables}
+
+    def _typed_transformed_rows(self, batch: pa.RecordBatch, decoded: DecodedBatch) -> dict[str, TableRows]:
+        """The decoded rows of ``batch`` (tombstones included) through the typed batch SMTs, to every table."""
+        assert self.batch_chain is not None  # chosen with the strategy
+        view = RecordBatchView.from_raw(batch, Values(decoded.values, schema=decoded.connect_schema), raw=False)
+        try:
+            view = self.batch_chain.apply(view)
+        except Declined as declined:
+            raise Declined(f"transforms ({declined.reason})") from declined
+        values, schema = view.value.array, view.value.schema
+        if values.null_count == len(values):
+            return {}  # every record filtered out, or a tombstone (skipped)
+        if schema is None or schema.type is not Type.STRUCT or not pa.types.is_struct(values.type):
+            raise Declined("values are not Structs after the transforms")
+        rows = TableRows(TYPED, values, view.original_topic, view.original_partition, view.offset, schema)
+        kept = rows.filter(values.is_valid()) if values.null_count else rows  # tombstones are skipped
         return {table: kept for table in self.router.static_tables}
 
     def _transformed_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
@@ -663,6 +717,13 @@ class TaskPipeline:
             self.dead_letters.flush()
             self.dead_letters.close()
         return written
+
+
+def _with_tombstones(decoded: DecodedBatch, batch: pa.RecordBatch) -> DecodedBatch:
+    """The decoded values of ``batch``'s non-null values, with its tombstones back in place as null rows."""
+    if len(decoded.values) == batch.num_rows:
+        return decoded
+    return DecodedBatch(spread_rows(decoded.values, batch.column("value").is_valid()), decoded.connect_schema)
 
 
 def _merged(pieces: list[tuple[SchemaNeeds, list[Converted]]]

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyiceberg.io.pyarrow import schema_to_pyarrow
@@ -55,6 +56,14 @@ class DecodedBatch:
 
     values: pa.StructArray
     connect_schema: Schema
+
+
+def spread_rows(struct: pa.StructArray, valid: pa.Array) -> pa.StructArray:
+    """Rows of ``struct`` spread over the valid positions, null elsewhere (tombstones); null rows stay null."""
+    positions = np.cumsum(valid.to_numpy(zero_copy_only=False)) - 1
+    taken = struct.take(pa.array(np.where(valid.to_numpy(zero_copy_only=False), positions, 0)))
+    nulls = pc.or_(pc.invert(valid), taken.is_null()) if taken.null_count else pc.invert(valid)
+    return pa.StructArray.from_arrays(taken.flatten(), fields=list(taken.type), mask=nulls)
 
 
 def to_table(values: pa.StructArray, connect_schema: Schema, table_schema: IcebergSchema) -> pa.Table:

@@ -13,9 +13,10 @@ Only pyarrow and numpy are used here; nothing imports Spark.
 from smt.batch.chain import BatchStage, BatchTransformationChain
 from smt.batch.predicates import batch_predicate
 from smt.batch.transforms import BatchTransform, batch_form, register
+from smt.batch.typed import typed_batch_form
 from smt.batch.view import ALL, RecordBatchView, Values, normalized, to_python
 
 __all__ = [
     "ALL", "BatchStage", "BatchTransform", "BatchTransformationChain", "RecordBatchView",
-    "Values", "batch_form", "batch_predicate", "normalized", "register", "to_python",
+    "Values", "batch_form", "batch_predicate", "normalized", "register", "to_python", "typed_batch_form",
 ]

@@ -7,11 +7,15 @@ applies to only some rows runs on those rows and the view is put back
 together in record order. Given ``records_of`` (the task pipeline's way to
 build exact ``SinkRecord``s), a stage without a batch form runs record by
 record for that stage only (:class:`~smt.batch.records.RecordStage`).
+Values with a Connect schema (decoded Avro, say) take
+:meth:`BatchTransformationChain.for_typed_values`: every stage needs a typed
+form (:mod:`smt.batch.typed`), since per-record stages would need exact
+``Struct``s back and forth.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +25,7 @@ from connector.api.declined import Declined, unexpected
 from smt.batch.predicates import BatchTest, batch_predicate
 from smt.batch.records import RecordsOf, RecordStage, changes_keys_or_headers
 from smt.batch.transforms import BatchTransform, batch_form
+from smt.batch.typed import typed_batch_form
 from smt.batch.view import RecordBatchView, concat_views
 
 
@@ -91,6 +96,26 @@ class BatchTransformationChain:
             return None
         return cls(stages, chain)
 
+    @classmethod
+    def for_typed_values(cls, chain: Any) -> "BatchTransformationChain | None":
+        """The batch form of ``chain`` for values with a Connect schema (:mod:`smt.batch.typed`); None if
+        some stage has none (no stage runs per record inside it: see :meth:`why_not_typed`)."""
+        stages = [_batch_stage(stage, typed_batch_form) for stage in chain.stages]
+        if not all(stages):
+            return None
+        return cls([s for s in stages if s is not None], chain)
+
+    @staticmethod
+    def why_not_typed(chain: Any) -> str | None:
+        """Why ``chain`` has no batch form for values with a schema (the first stage); None if it has one."""
+        for stage in chain.stages:
+            if typed_batch_form(stage.transformation) is None:
+                return f"transformation '{stage.alias}' ({stage.type_name}) has no batch form for values " \
+                       f"with a schema"
+            if _batch_stage(stage, typed_batch_form) is None:
+                return f"the predicate of transformation '{stage.alias}' has no batch form"
+        return None
+
     @staticmethod
     def why_not(chain: Any, records_of: RecordsOf | None = None) -> str | None:
         """Why ``chain`` has no batch form (the first stage that prevents one); None if it has one."""
@@ -135,9 +160,9 @@ class BatchTransformationChain:
         return len(self.stages)
 
 
-def _batch_stage(stage: Any) -> BatchStage | None:
-    """The batch form of one chain stage, or None if its transformation or predicate has none."""
-    transform = batch_form(stage.transformation)
+def _batch_stage(stage: Any, form: Callable[[Any], BatchTransform | None] = batch_form) -> BatchStage | None:
+    """The batch form (by ``form``) of one chain stage, or None if its transformation or predicate has none."""
+    transform = form(stage.transformation)
     if transform is None:
         return None
     test = None

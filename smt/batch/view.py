@@ -81,13 +81,16 @@ class Values:
     :meth:`RecordBatchView.is_loose` can check the JSON text). ``pristine``:
     the values are still exactly those parsed from the view's raw JSON (no
     stage changed them; rows may have been selected), so a per-record stage
-    can decode them from the text instead of from the maps.
+    can decode them from the text instead of from the maps. ``schema``: for
+    values with a Connect schema (typed views, :mod:`smt.batch.typed`), the
+    schema of every non-null row; None for schemaless values.
     """
 
     array: pa.Array
     loose: frozenset = frozenset()
     origins: Mapping[str, str] = field(default_factory=dict)  # loose field -> its key in the raw JSON
     pristine: bool = False
+    schema: Any = None
 
     @property
     def is_map(self) -> bool:
@@ -243,14 +246,18 @@ class RecordBatchView:
         return len(self.offset)
 
     @classmethod
-    def from_raw(cls, batch: pa.RecordBatch, values: Values) -> "RecordBatchView":
-        """A view of a raw Kafka batch (``connector.kafka.range_reader.RAW_SCHEMA``) with decoded values."""
+    def from_raw(cls, batch: pa.RecordBatch, values: Values, raw: bool = True) -> "RecordBatchView":
+        """A view of a raw Kafka batch (``connector.kafka.range_reader.RAW_SCHEMA``) with decoded values.
+
+        ``raw``: keep the raw values (JSON text, for :meth:`is_loose`); not for values decoded otherwise.
+        """
         return cls(
             topic=batch.column("topic"), partition=batch.column("partition"),
             offset=batch.column("offset"), timestamp=batch.column("timestamp"),
             timestamp_type=batch.column("timestamp_type"), key=batch.column("key"),
             headers=batch.column("headers"), value=values,
-            index=pa.array(np.arange(batch.num_rows, dtype=np.int64)), raw_value=batch.column("value"),
+            index=pa.array(np.arange(batch.num_rows, dtype=np.int64)),
+            raw_value=batch.column("value") if raw else None,
         )
 
     def with_value(self, values: Values) -> "RecordBatchView":
@@ -342,7 +349,21 @@ def concat_views(parts: Iterable[RecordBatchView]) -> RecordBatchView:
     origins = {k: v for k, v in parts[0].value.origins.items()
                if all(p.value.origins.get(k, v) == v for p in parts)}
     pristine = all(p.value.pristine for p in parts)
-    return RecordBatchView(**columns, value=Values(unify_arrays(arrays), frozenset(loose), origins, pristine))
+    return RecordBatchView(**columns, value=Values(unify_arrays(arrays), frozenset(loose), origins, pristine,
+                                                   _common_schema(parts)))
+
+
+def _common_schema(parts: list[RecordBatchView]) -> Any:
+    """The Connect schema of the parts' non-null values; Declined if they differ (one schema per batch)."""
+    schemas = [p.value.schema for p in parts if has_rows(p.value.array)] or [parts[0].value.schema]
+    if any(schema != schemas[0] for schema in schemas[1:]):
+        raise Declined("rows with different schemas after a stage with a predicate")
+    return schemas[0]
+
+
+def has_rows(array: pa.Array) -> bool:
+    """Whether some value is not null."""
+    return array.null_count != len(array)
 
 
 def unify_arrays(arrays: list[pa.Array]) -> pa.Array:

@@ -151,7 +151,8 @@ class MaskField(SidedTransformation):
             return self.apply_schemaless(record)
         return self.apply_with_schema(record)
 
-    def _masked(self, value: Any, schema: Schema | None = None) -> Any:
+    def masked(self, value: Any, schema: Schema | None = None) -> Any:
+        """The mask of a value of a field of ``schema`` (None: schemaless; a null stays null); DataException if none."""
         if value is None:
             return None
         if self.replacement is None:
@@ -162,7 +163,7 @@ class MaskField(SidedTransformation):
         value = require_map(self.operating_value(record), PURPOSE)
         updated = dict(value)
         for field in self.masked_field_order:
-            updated[field] = self._masked(value.get(field))
+            updated[field] = self.masked(value.get(field))
         return self.new_record(record, self.operating_schema(record), updated)
 
     def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
@@ -170,7 +171,7 @@ class MaskField(SidedTransformation):
         updated = Struct(value.schema)
         for field in value.schema.fields():
             original = field_value(value, field, self.replace_null_with_default)
-            updated.put(field, self._masked(original, field.schema) if field.name in self.masked_fields
+            updated.put(field, self.masked(original, field.schema) if field.name in self.masked_fields
                         else original)
         return self.new_record(record, self.operating_schema(record), updated)
 

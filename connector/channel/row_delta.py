@@ -12,7 +12,9 @@ of a table without snapshots too, see :mod:`connector.channel.branches`):
   number is at most its own);
 * removes data and delete files: the head's manifests holding them are
   rewritten with those entries DELETED and every other one EXISTING with its
-  original snapshot id and sequence numbers; the other manifests are kept;
+  original snapshot id and sequence numbers (a manifest left with no live
+  entry is not rewritten: its entries go DELETED into one manifest per content
+  and spec); the other manifests are kept;
 * carries ``properties`` (the offsets) in its summary with pyiceberg's counts
   (added-delete-files, added-position-deletes, total-position-deletes, ...);
   its operation is ``append`` when it only adds data, ``overwrite`` otherwise.
@@ -247,24 +249,43 @@ class _RowDelta(_SnapshotProducer["_RowDelta"]):
         return manifests
 
     def _kept_manifests(self, head: list[_HeadManifest]) -> list[ManifestFile]:
-        """The head's manifests, those holding a removed file rewritten (see the module)."""
+        """The head's manifests, those holding a removed file rewritten (see the module).
+
+        A manifest all of whose live files go is not rewritten: its entries join one manifest
+        of DELETED entries per content and spec, so that a delta removing files from many
+        manifests (a compaction after many small commits) leaves a few manifests for readers
+        to open, not one per manifest it touched.
+        """
         removed = {f.file_path for f in (*self._files.removed_data, *self._files.removed_deletes)}
-        kept = []
+        kept: list[ManifestFile] = []
+        emptied: dict[tuple[ManifestContent, int], list[ManifestEntry]] = {}
         for held in head:
             manifest = held.manifest
-            if not any(e.data_file.file_path in removed for e in held.entries):
+            going = [e for e in held.entries if e.data_file.file_path in removed]
+            if not going:
                 if manifest.has_added_files() or manifest.has_existing_files():
                     kept.append(manifest)  # as a fast append does: a manifest of deletions only is dropped
-                continue
-            with self._writer(manifest.content, manifest.partition_spec_id) as writer:
-                for entry in held.entries:
-                    if entry.data_file.file_path in removed:
-                        writer.delete(entry)
-                        self._removed.append(entry.data_file)
-                    else:
-                        writer.existing(entry)
+            elif len(going) == len(held.entries):
+                emptied.setdefault((manifest.content, manifest.partition_spec_id), []).extend(going)
+            else:
+                kept.append(self._rewritten(manifest, held.entries, removed))
+            self._removed.extend(e.data_file for e in going)
+        for (content, spec_id), entries in emptied.items():
+            with self._writer(content, spec_id) as writer:
+                for entry in entries:
+                    writer.delete(entry)
             kept.append(writer.to_manifest_file())
         return kept
+
+    def _rewritten(self, manifest: ManifestFile, entries: list[ManifestEntry], removed: set[str]) -> ManifestFile:
+        """``manifest`` again with the ``removed`` files' entries DELETED and the others EXISTING."""
+        with self._writer(manifest.content, manifest.partition_spec_id) as writer:
+            for entry in entries:
+                if entry.data_file.file_path in removed:
+                    writer.delete(entry)
+                else:
+                    writer.existing(entry)
+        return writer.to_manifest_file()
 
     def _writer(self, content: ManifestContent, spec_id: int) -> ManifestWriter:
         if content == ManifestContent.DATA:

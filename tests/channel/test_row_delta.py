@@ -182,6 +182,37 @@ def test_removing_delete_files_brings_nothing_back_when_their_data_file_goes_too
     assert kept_delete.sequence_number == 2
 
 
+def test_files_removed_from_many_manifests_leave_one_manifest_of_deletions_per_content(catalog):
+    # A compaction after many small commits removes every file of many manifests: readers that open
+    # each manifest of the snapshot (pyiceberg does) should find a few, not one per commit compacted.
+    table = new_table(catalog)
+    commits = [write(table, range(n * 3, n * 3 + 3)) for n in range(6)]
+    for files in commits:
+        commit_row_delta(table, "main", {}, added_data=files)
+        commit_row_delta(table, "main", {}, added_deletes=delete_rows(table, files, {files_first_id(table, files)}))
+        table = catalog.load_table("db.t")
+    live = live_files(table, None)
+    old_data = [f.file for f in live.data]
+    old_deletes = [d.file for d in live.deletes]
+    expected = pyiceberg_ids(table)
+    commit_row_delta(table, "main", {}, added_data=write(table, expected), removed_data=old_data,
+                     removed_deletes=old_deletes)
+
+    table = catalog.load_table("db.t")
+    manifests = table.current_snapshot().manifests(table.io)
+    assert sorted((m.content.name, m.added_files_count, m.existing_files_count, m.deleted_files_count)
+                  for m in manifests) == [("DATA", 0, 0, 6), ("DATA", 1, 0, 0), ("DELETES", 0, 0, 6)]
+    assert pyiceberg_ids(table) == duckdb_ids(table) == expected
+    summary = table.current_snapshot().summary
+    assert (summary["deleted-data-files"], summary["removed-delete-files"], summary["total-delete-files"]) == (
+        "6", "6", "0")
+
+
+def files_first_id(table: Table, files: list) -> int:
+    with table.io.new_input(files[0].file_path).open() as stream:
+        return pq.read_table(stream, columns=["id"]).column("id")[0].as_py()
+
+
 def test_removing_a_data_file_without_the_deletes_against_it_is_a_conflict(catalog):
     table = new_table(catalog)
     files = write(table, range(5))

@@ -175,12 +175,16 @@ def test_debezium_postgres_stream_into_an_upsert_table(kafka_broker, spark, tmp_
     assert int(summary.get("total-position-deletes", "0")) > 0, "updates were written as position deletes"
 
 
-def test_upsert_mode_without_a_cdc_field_keeps_the_last_record_of_each_key(kafka_broker, spark, tmp_path):
+@pytest.mark.parametrize("connector_class", ["org.apache.iceberg.connect.IcebergSinkConnector",
+                                             "io.tabular.iceberg.connect.IcebergSinkConnector"])
+def test_upsert_mode_without_a_cdc_field_keeps_the_last_record_of_each_key(kafka_broker, spark, tmp_path,
+                                                                            connector_class):
     topic, table = unique("upserts"), "db.latest"
     create_topic(kafka_broker.bootstrap, topic, partitions=2)
     from tests.integration.harness import sink_props
 
     props = sink_props(unique("upserts"), topic, table, tmp_path, **{
+        "connector.class": connector_class,
         "iceberg.tables.upsert-mode-enabled": "true", "iceberg.table.db.latest.id-columns": "account,item"})
     expected: dict[tuple, dict] = {}
     for round_number in range(2):

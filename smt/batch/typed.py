@@ -30,6 +30,7 @@ from connector.api.declined import Declined
 from connector.api.errors import ConnectException
 from connector.api.logical import EPOCH, EPOCH_DATE, Date, Timestamp, logical_type_of
 from connector.api.schema import Schema, Type, validate_value
+from smt.batch import typed_cast, typed_structure, typed_timestamp
 from smt.batch.kernels import empty_lists_like, has_values, like
 from smt.batch.transforms import BatchTransform, FilterBatch, RegexRouterBatch, TimestampRouterBatch
 from smt.batch.typed_rules import lookup, null_mask, register_typed, schema_of, struct_fields, typed_view
@@ -44,6 +45,9 @@ from smt.transforms import (
     timestamp_router,
 )
 from smt.transforms import filter as filter_smt
+
+# The typed forms defined in their own modules register themselves when imported.
+_OTHER_FORMS = (typed_cast, typed_timestamp, typed_structure)
 
 
 def typed_batch_form(transformation: Any) -> BatchTransform | None:

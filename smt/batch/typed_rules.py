@@ -37,8 +37,12 @@ def lookup(transformation: Any) -> BatchTransform | None:
     return None if factory is None else factory(transformation)
 
 
-def struct_fields(values: Values, purpose: str) -> tuple[Schema, dict[str, pa.Array]]:
-    """(the STRUCT schema, its fields' columns); Declined if the values are not Structs."""
+def struct_fields(values: Values, purpose: str, with_defaults: bool = True) -> tuple[Schema, dict[str, pa.Array]]:
+    """(the STRUCT schema, its fields' columns); Declined if the values are not Structs.
+
+    ``with_defaults``: the SMT reads fields with ``Struct.get`` (its ``replace.null.with.default``),
+    so a null in a field with a default declines.
+    """
     schema = values.schema
     if schema is None or schema.type is not Type.STRUCT or not pa.types.is_struct(values.array.type):
         raise Declined(f"{purpose}: values are not Structs")
@@ -47,7 +51,8 @@ def struct_fields(values: Values, purpose: str) -> tuple[Schema, dict[str, pa.Ar
     columns = dict(zip(names, array.flatten()))  # null where the Struct is null
     if [f.name for f in schema.fields()] != names:
         raise Declined(f"{purpose}: the columns do not follow the schema")
-    check_no_hidden_defaults(schema, columns, array)
+    if with_defaults:
+        check_no_hidden_defaults(schema, columns, array)
     return schema, columns
 
 

@@ -4,7 +4,8 @@ A *typed* view's :class:`~smt.batch.view.Values` carry ``schema``: the
 Connect STRUCT schema every non-null row has (the batch was decoded with one
 registry schema, say). The array is a struct array in the representation
 ``connector/data/typed_batch.py`` reads: INT8/16/32 as int32, Date as int32
-days, Timestamp as int64 milliseconds, STRUCT as struct, ARRAY as list. A
+days, Time as int32 milliseconds of the day, Timestamp as int64 milliseconds,
+STRUCT as struct, ARRAY as list. A
 null row is a tombstone: per record its value *and* schema are null, so the
 SMTs take their schemaless branch for it.
 
@@ -16,7 +17,9 @@ result could differ (a null in a field with a default, which ``Struct.get``
 replaces), the form declines with a reason.
 
 Filter, RegexRouter and TimestampRouter never look at values: their
-schemaless forms serve typed views unchanged.
+schemaless forms serve typed views unchanged. Cast, TimestampConverter,
+Flatten and SetSchemaMetadata have their own modules (``typed_cast``,
+``typed_timestamp``, ``typed_structure``); all register in ``typed_rules``.
 """
 
 from __future__ import annotations

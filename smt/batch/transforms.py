@@ -398,22 +398,9 @@ class TimestampConverterBatch(BatchTransform):
         settings = self.transformation.settings
         k = kind(array)
         if k == INT:
-            values = int64_values(array)
-            precision = settings.unix_precision
-            if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
-                if max_abs(values) > LONG_MAX // 1000:
-                    raise Declined("seconds out of range")
-                return pc.multiply(values, 1000)
-            if precision == timestamp_converter.UNIX_PRECISION_MICROS:
-                return pc.divide(values, 1000)  # truncating division, as Java's
-            if precision == timestamp_converter.UNIX_PRECISION_NANOS:
-                return pc.divide(values, 1_000_000)
-            return values
+            return unix_to_millis(int64_values(array), settings.unix_precision)
         if k == STRING:
-            if settings.format is None:
-                raise Declined("string timestamps need a format")
-            return map_distinct(array, settings.format.parse_millis, pa.int64(),
-                                fails=ValueError, reason="string timestamp does not match the format")
+            return parse_millis(array, settings.format)
         if k == DATE:
             return pc.multiply(array.cast(pa.int32()).cast(pa.int64()), MILLIS_PER_DAY)
         if k == TIME:
@@ -426,26 +413,61 @@ class TimestampConverterBatch(BatchTransform):
     def _from_millis(millis: pa.Array, settings: Any) -> pa.Array:
         target = settings.type
         if target == timestamp_converter.TYPE_UNIX:
-            precision = settings.unix_precision
-            if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
-                return pc.divide(millis, 1000)
-            factor = {timestamp_converter.UNIX_PRECISION_MICROS: 1000,
-                      timestamp_converter.UNIX_PRECISION_NANOS: 1_000_000}.get(precision)
-            if factor is None:
-                return millis
-            if max_abs(millis) > LONG_MAX // factor:
-                raise Declined("unix timestamp saturates")
-            return pc.multiply(millis, factor)
+            return millis_to_unix(millis, settings.unix_precision)
         if target == timestamp_converter.TYPE_STRING:
             return format_millis(settings.format, millis)
         if target == timestamp_converter.TYPE_TIME:
-            return floor_mod(millis, MILLIS_PER_DAY).cast(pa.int32()).cast(pa.time32("ms"))
-        bounds = pc.min_max(millis).as_py()
-        if bounds["min"] is not None and (bounds["min"] < _MILLIS_MIN or bounds["max"] > _MILLIS_MAX):
-            raise Declined(_OUT_OF_RANGE)
+            return millis_of_day(millis).cast(pa.time32("ms"))
+        check_date_range(millis)
         if target == timestamp_converter.TYPE_DATE:
             return floor_div(millis, MILLIS_PER_DAY).cast(pa.int32()).cast(pa.date32())
         return millis.cast(pa.timestamp("ms", tz="UTC"))
+
+
+def unix_to_millis(values: pa.Array, precision: str) -> pa.Array:
+    """Epoch millis of int64 unix timestamps of ``precision`` (``_unix_to_raw``)."""
+    if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
+        if max_abs(values) > LONG_MAX // 1000:
+            raise Declined("seconds out of range")
+        return pc.multiply(values, 1000)
+    if precision == timestamp_converter.UNIX_PRECISION_MICROS:
+        return pc.divide(values, 1000)  # truncating division, as Java's
+    if precision == timestamp_converter.UNIX_PRECISION_NANOS:
+        return pc.divide(values, 1_000_000)
+    return values
+
+
+def parse_millis(array: pa.Array, date_format: JavaDateFormat | None) -> pa.Array:
+    """Epoch millis of string timestamps, parsed once per distinct string; one that fails declines."""
+    if date_format is None:
+        raise Declined("string timestamps need a format")
+    return map_distinct(array, date_format.parse_millis, pa.int64(),
+                        fails=ValueError, reason="string timestamp does not match the format")
+
+
+def millis_to_unix(millis: pa.Array, precision: str) -> pa.Array:
+    """Unix timestamps of ``precision`` (``_unix_to_type``); one that would saturate declines."""
+    if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
+        return pc.divide(millis, 1000)
+    factor = {timestamp_converter.UNIX_PRECISION_MICROS: 1000,
+              timestamp_converter.UNIX_PRECISION_NANOS: 1_000_000}.get(precision)
+    if factor is None:
+        return millis
+    if max_abs(millis) > LONG_MAX // factor:
+        raise Declined("unix timestamp saturates")
+    return pc.multiply(millis, factor)
+
+
+def millis_of_day(millis: pa.Array) -> pa.Array:
+    """Milliseconds since midnight (UTC) as int32, for times before 1970 too (Python's ``%``)."""
+    return floor_mod(millis, MILLIS_PER_DAY).cast(pa.int32())
+
+
+def check_date_range(millis: pa.Array) -> None:
+    """Decline where a Date or Timestamp would be out of years 1-9999 (per record: an error)."""
+    bounds = pc.min_max(millis).as_py()
+    if bounds["min"] is not None and (bounds["min"] < _MILLIS_MIN or bounds["max"] > _MILLIS_MAX):
+        raise Declined(_OUT_OF_RANGE)
 
 
 _GRANULARITY = {"S": 1, "s": 1000, "m": 60_000, "H": 3_600_000, "k": 3_600_000, "K": 3_600_000,
@@ -597,4 +619,5 @@ class TimestampRouterBatch(BatchTransform):
         return view.with_topic(map_distinct(codes, topic_for, pa.string()))
 
 
-__all__ = ["BatchTransform", "batch_form", "register", "cast_array", "format_millis"]
+__all__ = ["BatchTransform", "batch_form", "register", "cast_array", "check_date_range", "format_millis",
+           "millis_of_day", "millis_to_unix", "parse_millis", "unix_to_millis"]

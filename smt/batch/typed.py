@@ -4,7 +4,8 @@ A *typed* view's :class:`~smt.batch.view.Values` carry ``schema``: the
 Connect STRUCT schema every non-null row has (the batch was decoded with one
 registry schema, say). The array is a struct array in the representation
 ``connector/data/typed_batch.py`` reads: INT8/16/32 as int32, Date as int32
-days, Timestamp as int64 milliseconds, STRUCT as struct, ARRAY as list. A
+days, Time as int32 milliseconds of the day, Timestamp as int64 milliseconds,
+STRUCT as struct, ARRAY as list. A
 null row is a tombstone: per record its value *and* schema are null, so the
 SMTs take their schemaless branch for it.
 
@@ -16,24 +17,27 @@ result could differ (a null in a field with a default, which ``Struct.get``
 replaces), the form declines with a reason.
 
 Filter, RegexRouter and TimestampRouter never look at values: their
-schemaless forms serve typed views unchanged.
+schemaless forms serve typed views unchanged. Cast, TimestampConverter,
+Flatten and SetSchemaMetadata have their own modules (``typed_cast``,
+``typed_timestamp``, ``typed_structure``); all register in ``typed_rules``.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from connector.api.declined import Declined
-from connector.api.errors import ConnectException, SchemaBuilderException
+from connector.api.errors import ConnectException
 from connector.api.logical import EPOCH, EPOCH_DATE, Date, Timestamp, logical_type_of
 from connector.api.schema import Schema, Type, validate_value
+from smt.batch import typed_cast, typed_structure, typed_timestamp
 from smt.batch.kernels import empty_lists_like, has_values, like
 from smt.batch.transforms import BatchTransform, FilterBatch, RegexRouterBatch, TimestampRouterBatch
-from smt.batch.view import RecordBatchView, Values, constant, make_struct
+from smt.batch.typed_rules import lookup, null_mask, register_typed, schema_of, struct_fields, typed_view
+from smt.batch.view import RecordBatchView, Values, constant
 from smt.transforms import (
     extract_field,
     hoist_field,
@@ -45,88 +49,37 @@ from smt.transforms import (
 )
 from smt.transforms import filter as filter_smt
 
-_REGISTRY: dict[type, Callable[[Any], BatchTransform]] = {
-    filter_smt.Filter: FilterBatch,
-    regex_router.RegexRouter: RegexRouterBatch,
-    timestamp_router.TimestampRouter: TimestampRouterBatch,
-}
+# The typed forms defined in their own modules register themselves when imported.
+_OTHER_FORMS = (typed_cast, typed_timestamp, typed_structure)
 
 
 def typed_batch_form(transformation: Any) -> BatchTransform | None:
     """The batch form of a configured transformation for typed views (exact class only), or None."""
-    factory = _REGISTRY.get(type(transformation))
-    return None if factory is None else factory(transformation)
+    return lookup(transformation)
 
 
-def _register(cls: type) -> Callable[[type], type]:
-    def decorate(factory: type) -> type:
-        _REGISTRY[cls] = factory
-        return factory
-
-    return decorate
-
-
-# --- shared rules ---------------------------------------------------------------------------------
-
-
-def _struct_fields(values: Values, purpose: str) -> tuple[Schema, dict[str, pa.Array]]:
-    """(the STRUCT schema, its fields' columns); Declined if the values are not Structs."""
-    schema = values.schema
-    if schema is None or schema.type is not Type.STRUCT or not pa.types.is_struct(values.array.type):
-        raise Declined(f"{purpose}: values are not Structs")
-    array = values.array
-    names = [array.type.field(i).name for i in range(array.type.num_fields)]
-    columns = dict(zip(names, array.flatten()))  # null where the Struct is null
-    if [f.name for f in schema.fields()] != names:
-        raise Declined(f"{purpose}: the columns do not follow the schema")
-    _check_no_hidden_defaults(schema, columns, array)
-    return schema, columns
-
-
-def _check_no_hidden_defaults(schema: Schema, columns: dict[str, pa.Array], array: pa.Array) -> None:
-    """Per record, ``Struct.get`` turns a null into the field's default: decline where that would happen."""
-    present = array.is_valid()
-    for field in schema.fields():
-        column = columns[field.name]
-        if field.schema.default is not None and column.null_count and \
-                pc.any(pc.and_(column.is_null(), present)).as_py():
-            raise Declined(f"a null where field {field.name} has a default")
-
-
-def _null_mask(array: pa.Array) -> pa.Array | None:
-    return array.is_null() if array.null_count else None
-
-
-def _typed(view: RecordBatchView, schema: Schema, names: list[str], arrays: list[pa.Array],
-           null_mask: pa.Array | None) -> RecordBatchView:
-    struct = make_struct(names, arrays, view.num_rows, null_mask)
-    return view.with_value(Values(struct, schema=schema))
-
-
-def _schema_of(build: Callable[[Schema], Schema], schema: Schema, what: str) -> Schema:
-    try:
-        return build(schema)
-    except SchemaBuilderException as exc:  # e.g. a field name twice: the per-record SMT fails the same way
-        raise Declined(f"{what} fails for the schema") from exc
+register_typed(filter_smt.Filter)(FilterBatch)
+register_typed(regex_router.RegexRouter)(RegexRouterBatch)
+register_typed(timestamp_router.TimestampRouter)(TimestampRouterBatch)
 
 
 # --- InsertField$Value ----------------------------------------------------------------------------
 
 
-@_register(insert_field.Value)
+@register_typed(insert_field.Value)
 class InsertFieldTyped(BatchTransform):
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
         if not has_values(view.value.array):
             return view  # every value is null: the records are unchanged
-        schema, columns = _struct_fields(view.value, insert_field.PURPOSE)
-        updated = _schema_of(smt.updated_schema, schema, "inserting fields")
+        schema, columns = struct_fields(view.value, insert_field.PURPOSE)
+        updated = schema_of(smt.updated_schema, schema, "inserting fields")
         inserted = self._inserted(view)
         arrays = [columns[f.name] if f.name in columns else inserted[f.name] for f in updated.fields()]
         for field in updated.fields():
             if not field.schema.optional and field.name in inserted and inserted[field.name].null_count:
                 raise Declined(f"a null for required inserted field {field.name}")
-        return _typed(view, updated, [f.name for f in updated.fields()], arrays, _null_mask(view.value.array))
+        return typed_view(view, updated, [f.name for f in updated.fields()], arrays, null_mask(view.value.array))
 
     def _inserted(self, view: RecordBatchView) -> dict[str, pa.Array]:
         """The inserted fields' columns, in the representation of their schemas (Timestamp as millis)."""
@@ -148,21 +101,21 @@ class InsertFieldTyped(BatchTransform):
 # --- ReplaceField$Value ---------------------------------------------------------------------------
 
 
-@_register(replace_field.Value)
+@register_typed(replace_field.Value)
 class ReplaceFieldTyped(BatchTransform):
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
         if not has_values(view.value.array):
             return view
-        schema, columns = _struct_fields(view.value, replace_field.PURPOSE)
-        updated = _schema_of(smt.updated_schema, schema, "renaming fields")
+        schema, columns = struct_fields(view.value, replace_field.PURPOSE)
+        updated = schema_of(smt.updated_schema, schema, "renaming fields")
         names = [f.name for f in updated.fields()]
         sources = [smt.reverse_renamed(name) for name in names]
         missing = [source for source in sources if source not in columns]
         if missing:  # a kept field that is the target of a rename from an absent field: Struct.get fails
             raise Declined(f"ReplaceField reads field {missing[0]}, which the schema lacks")
         arrays = [columns[source] for source in sources]
-        return _typed(view, updated, names, arrays, _null_mask(view.value.array))
+        return typed_view(view, updated, names, arrays, null_mask(view.value.array))
 
 
 # --- MaskField$Value ------------------------------------------------------------------------------
@@ -174,19 +127,19 @@ _SAMPLES: dict[Type, Any] = {
 }
 
 
-@_register(mask_field.Value)
+@register_typed(mask_field.Value)
 class MaskFieldTyped(BatchTransform):
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
         if view.value.array.null_count:
             raise Declined("MaskField on a null value fails")
-        schema, columns = _struct_fields(view.value, mask_field.PURPOSE)
+        schema, columns = struct_fields(view.value, mask_field.PURPOSE)
         arrays = []
         for field in schema.fields():
             column = columns[field.name]
             arrays.append(self._masked(column, field.schema, field.name)
                           if field.name in smt.masked_fields and has_values(column) else column)
-        return _typed(view, schema, list(columns), arrays, None)
+        return typed_view(view, schema, list(columns), arrays, None)
 
     def _masked(self, column: pa.Array, schema: Schema, name: str) -> pa.Array:
         smt = self.transformation
@@ -227,7 +180,7 @@ def _stored(value: Any) -> Any:
 # --- HoistField$Value -----------------------------------------------------------------------------
 
 
-@_register(hoist_field.Value)
+@register_typed(hoist_field.Value)
 class HoistFieldTyped(BatchTransform):
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
@@ -236,14 +189,14 @@ class HoistFieldTyped(BatchTransform):
             raise Declined("HoistField of a null value gives a schemaless map")
         if values.schema is None:
             raise Declined("HoistField: values without a schema")
-        updated = _schema_of(smt.updated_schema, values.schema, "hoisting the value")
-        return _typed(view, updated, [smt.field_name], [values.array], None)
+        updated = schema_of(smt.updated_schema, values.schema, "hoisting the value")
+        return typed_view(view, updated, [smt.field_name], [values.array], None)
 
 
 # --- ExtractField$Value ---------------------------------------------------------------------------
 
 
-@_register(extract_field.Value)
+@register_typed(extract_field.Value)
 class ExtractFieldTyped(BatchTransform):
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
@@ -265,7 +218,7 @@ def _child(schema: Schema | None, array: pa.Array, step: str) -> tuple[Schema, p
     field = schema.field(step)
     if field is None:
         raise Declined(f"ExtractField of unknown field {step} fails")
-    _, columns = _struct_fields(Values(array, schema=schema), extract_field.PURPOSE)
+    _, columns = struct_fields(Values(array, schema=schema), extract_field.PURPOSE)
     return field.schema, columns[step]
 
 

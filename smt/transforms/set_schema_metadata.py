@@ -20,6 +20,7 @@ from smt.base import (
 
 SCHEMA_NAME = "schema.name"
 SCHEMA_VERSION = "schema.version"
+PURPOSE = "updating schema metadata"
 REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
 
 
@@ -48,10 +49,14 @@ class SetSchemaMetadata(SidedTransformation):
         schema = self.operating_schema(record)
         if value is None and schema is None:
             return record
-        schema = require_schema(schema, "updating schema metadata")
+        updated_schema = self.updated_schema(require_schema(schema, PURPOSE))
+        return self.new_record(record, updated_schema, self.update_schema_in(value, updated_schema))
+
+    def updated_schema(self, schema: Schema) -> Schema:
+        """``schema`` with the configured name and/or version."""
         is_map = schema.type is Type.MAP
         is_array = schema.type is Type.ARRAY
-        updated_schema = Schema(
+        updated = Schema(
             schema.type,
             optional=schema.optional,
             name=self.schema_name if self.schema_name is not None else schema.name,
@@ -64,8 +69,8 @@ class SetSchemaMetadata(SidedTransformation):
         )
         # Like Kafka's ConnectSchema constructor, keep the default without validating it
         # against the renamed schema (a struct default still refers to the old one).
-        updated_schema.default = schema.default
-        return self.new_record(record, updated_schema, self.update_schema_in(value, updated_schema))
+        updated.default = schema.default
+        return updated
 
     def update_schema_in(self, key_or_value: Any, updated_schema: Schema) -> Any:
         """A copy of a Struct that refers to ``updated_schema``; other values are returned as they are."""

@@ -1,0 +1,92 @@
+"""What every typed batch form shares: the registry, and the rules of Structs held column-wise.
+
+A typed form (:mod:`smt.batch.typed`, :mod:`smt.batch.typed_cast`, ...) is
+registered here for the exact class of the per-record SMT it follows, so that
+:func:`typed_batch_form` finds them all whichever module defines them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connector.api.declined import Declined
+from connector.api.errors import DataException, SchemaBuilderException
+from connector.api.schema import Schema, Type
+from smt.batch.transforms import BatchTransform
+from smt.batch.view import RecordBatchView, Values, make_struct
+
+REGISTRY: dict[type, Callable[[Any], BatchTransform]] = {}
+
+
+def register_typed(*classes: type) -> Callable[[type], type]:
+    """Register a typed form for exact transformation classes (a subclass may change ``apply``)."""
+
+    def decorate(factory: type) -> type:
+        for cls in classes:
+            REGISTRY[cls] = factory
+        return factory
+
+    return decorate
+
+
+def lookup(transformation: Any) -> BatchTransform | None:
+    factory = REGISTRY.get(type(transformation))
+    return None if factory is None else factory(transformation)
+
+
+def struct_fields(values: Values, purpose: str, with_defaults: bool = True) -> tuple[Schema, dict[str, pa.Array]]:
+    """(the STRUCT schema, its fields' columns); Declined if the values are not Structs.
+
+    ``with_defaults``: the SMT reads fields with ``Struct.get`` (its ``replace.null.with.default``),
+    so a null in a field with a default declines.
+    """
+    schema = values.schema
+    if schema is None or schema.type is not Type.STRUCT or not pa.types.is_struct(values.array.type):
+        raise Declined(f"{purpose}: values are not Structs")
+    array = values.array
+    names = [array.type.field(i).name for i in range(array.type.num_fields)]
+    columns = dict(zip(names, array.flatten()))  # null where the Struct is null
+    if [f.name for f in schema.fields()] != names:
+        raise Declined(f"{purpose}: the columns do not follow the schema")
+    if with_defaults:
+        check_no_hidden_defaults(schema, columns, array)
+    return schema, columns
+
+
+def check_no_hidden_defaults(schema: Schema, columns: dict[str, pa.Array], array: pa.Array) -> None:
+    """Per record, ``Struct.get`` turns a null into the field's default: decline where that would happen."""
+    present = array.is_valid()
+    for field in schema.fields():
+        column = columns[field.name]
+        if field.schema.default is not None and column.null_count and \
+                pc.any(pc.and_(column.is_null(), present)).as_py():
+            raise Declined(f"a null where field {field.name} has a default")
+
+
+def null_mask(array: pa.Array) -> pa.Array | None:
+    return array.is_null() if array.null_count else None
+
+
+def typed_view(view: RecordBatchView, schema: Schema, names: list[str], arrays: list[pa.Array],
+               mask: pa.Array | None) -> RecordBatchView:
+    """``view`` with Struct values of ``schema`` made of these columns (null rows where ``mask``)."""
+    struct = make_struct(names, arrays, view.num_rows, mask)
+    return view.with_value(Values(struct, schema=schema))
+
+
+def schema_of(build: Callable[[Schema], Schema], schema: Schema, what: str) -> Schema:
+    """The SMT's own new schema for ``schema``; Declined where building it fails (as it does per record)."""
+    try:
+        return build(schema)
+    except SchemaBuilderException as exc:  # e.g. a field name twice: the per-record SMT fails the same way
+        raise Declined(f"{what} fails for the schema") from exc
+    except DataException as exc:  # e.g. a default value the SMT cannot convert
+        raise Declined(f"{what} fails for the schema ({type(exc).__name__})") from exc
+
+
+def plain(array: pa.Array) -> pa.Array:
+    """``array`` without dictionary encoding (Avro enums are read as dictionaries of strings)."""
+    return array.dictionary_decode() if pa.types.is_dictionary(array.type) else array

@@ -41,8 +41,14 @@ Decode strategies, chosen once per task from the config and tried per batch:
   by the Connect schema of the registered JSON schema
   (``connector/data/json_schema_batch.py``; the JSON rules shared with the
   envelopes: ``connector/data/json_payloads.py``).
+* ``columnar Protobuf``: Confluent Protobuf values (``ProtobufConverter``), every
+  record to every table. The messages of a batch framed with one schema id and
+  message type are parsed by the ``protobuf`` runtime in one call and read
+  column by column, typed by the Connect schema the converter derives
+  (``connector/data/protobuf_batch.py``, ``connector/data/protobuf_columns.py``);
+  with a typed SMT chain, ``columnar Protobuf with batch SMTs``, as for Avro.
 
-  All four typed ones go into each table's schema through ``connector/data/typed_batch.py``.
+  All the typed ones go into each table's schema through ``connector/data/typed_batch.py``.
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter``. Every other configuration, and every
   batch a columnar strategy declines.

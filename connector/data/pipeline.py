@@ -41,8 +41,14 @@ Decode strategies, chosen once per task from the config and tried per batch:
   by the Connect schema of the registered JSON schema
   (``connector/data/json_schema_batch.py``; the JSON rules shared with the
   envelopes: ``connector/data/json_payloads.py``).
+* ``columnar Protobuf``: Confluent Protobuf values (``ProtobufConverter``), every
+  record to every table. The messages of a batch framed with one schema id and
+  message type are parsed by the ``protobuf`` runtime in one call and read
+  column by column, typed by the Connect schema the converter derives
+  (``connector/data/protobuf_batch.py``, ``connector/data/protobuf_columns.py``);
+  with a typed SMT chain, ``columnar Protobuf with batch SMTs``, as for Avro.
 
-  All four typed ones go into each table's schema through ``connector/data/typed_batch.py``.
+  All the typed ones go into each table's schema through ``connector/data/typed_batch.py``.
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter``. Every other configuration, and every
   batch a columnar strategy declines.
@@ -101,6 +107,7 @@ from connector.data.errant import SINK_TASK_CLASS, TASK_PUT, ErrantRecord, Error
 from connector.data.json_batch import parse_json_objects
 from connector.data.json_envelope import EnvelopeReader
 from connector.data.json_schema_batch import JsonSchemaBatchReader
+from connector.data.protobuf_batch import ProtobufBatchReader
 from connector.data.record_converter import NAME_MAPPING_PROPERTY, RecordConversionError
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
@@ -111,6 +118,7 @@ from connector.data.typed_batch import DecodedBatch, spread_rows, to_table
 from connector.kafka.offsets import TopicPartition
 from converters.confluent.avro import AvroConverter
 from converters.confluent.json_schema import JsonSchemaConverter
+from converters.confluent.protobuf import ProtobufConverter
 from converters.json import JsonConverter
 from smt.batch import BatchTransformationChain, RecordBatchView, Values
 from smt.chain import TransformationChain
@@ -122,11 +130,13 @@ COLUMNAR_WITH_SMTS = "columnar with batch SMTs"
 COLUMNAR_AVRO = "columnar Avro"
 COLUMNAR_JSON_SCHEMAS = "columnar JSON with schemas"
 COLUMNAR_JSON_SCHEMA = "columnar JSON Schema"
+COLUMNAR_PROTOBUF = "columnar Protobuf"
 #: Suffix of a typed strategy's name (Avro, JSON with schemas, JSON Schema) with an SMT chain in typed batch form.
 WITH_SMTS = " with batch SMTs"
 COLUMNAR_AVRO_WITH_SMTS = COLUMNAR_AVRO + WITH_SMTS
 COLUMNAR_JSON_SCHEMAS_WITH_SMTS = COLUMNAR_JSON_SCHEMAS + WITH_SMTS
 COLUMNAR_JSON_SCHEMA_WITH_SMTS = COLUMNAR_JSON_SCHEMA + WITH_SMTS
+COLUMNAR_PROTOBUF_WITH_SMTS = COLUMNAR_PROTOBUF + WITH_SMTS
 PER_RECORD = "per-record"
 #: Set to "false" to run every batch through the per-record strategy (an escape hatch, and for comparisons).
 COLUMNAR_ENV = "ICEFLOE_COLUMNAR"
@@ -254,6 +264,7 @@ class TaskPipeline:
         self.avro_reader: AvroBatchReader | None = None
         self.envelope_reader: EnvelopeReader | None = None
         self.json_schema_reader: JsonSchemaBatchReader | None = None
+        self.protobuf_reader: ProtobufBatchReader | None = None
         self.path, reason = self._choose_strategy(columnar)
         log.info("Task %s: %s path (%s)", task_id, self.path, reason)
         self.batches: Counter = Counter()  # batches per strategy taken, and declines per reason
@@ -282,6 +293,11 @@ class TaskPipeline:
             strategy = self._typed_strategy(COLUMNAR_JSON_SCHEMA, "Confluent JSON Schema")
             if strategy[0] != PER_RECORD:
                 self.json_schema_reader = JsonSchemaBatchReader(self.decoder.value_converter)
+            return strategy
+        if isinstance(self.decoder.value_converter, ProtobufConverter):
+            strategy = self._typed_strategy(COLUMNAR_PROTOBUF, "Confluent Protobuf")
+            if strategy[0] != PER_RECORD:
+                self.protobuf_reader = ProtobufBatchReader(self.decoder.value_converter)
             return strategy
         converter = self.decoder.value_converter
         if isinstance(converter, JsonConverter) and converter.config.schemas_enable:
@@ -399,7 +415,8 @@ class TaskPipeline:
     def _suspicious(self, batch: pa.RecordBatch, thorough: bool) -> np.ndarray | None:
         """Rows of a declined batch that look bad on their own (:mod:`connector.data.suspicious_rows`)."""
         values = batch.column("value")
-        if self.path in (COLUMNAR_AVRO, COLUMNAR_AVRO_WITH_SMTS, COLUMNAR_JSON_SCHEMA, COLUMNAR_JSON_SCHEMA_WITH_SMTS):
+        if self.path in (COLUMNAR_AVRO, COLUMNAR_AVRO_WITH_SMTS, COLUMNAR_JSON_SCHEMA, COLUMNAR_JSON_SCHEMA_WITH_SMTS,
+                         COLUMNAR_PROTOBUF, COLUMNAR_PROTOBUF_WITH_SMTS):
             return not_registry_framed(values)
         if self.path in (COLUMNAR, COLUMNAR_WITH_SMTS, COLUMNAR_JSON_SCHEMAS, COLUMNAR_JSON_SCHEMAS_WITH_SMTS):
             return not_json_objects(values, thorough)
@@ -427,6 +444,8 @@ class TaskPipeline:
             return self._envelope_rows(batch)
         if self.path in (COLUMNAR_JSON_SCHEMA, COLUMNAR_JSON_SCHEMA_WITH_SMTS):
             return self._json_schema_rows(batch)
+        if self.path in (COLUMNAR_PROTOBUF, COLUMNAR_PROTOBUF_WITH_SMTS):
+            return self._registry_rows(batch, self.protobuf_reader)
         return self._transformed_rows(batch)
 
     def _raw_json_rows(self, batch: pa.RecordBatch) -> dict[str, TableRows]:
@@ -458,6 +477,16 @@ class TaskPipeline:
             raise Declined("only tombstones")
         decoded = self.json_schema_reader.decode(present.column("topic")[0].as_py(), present.column("value"),
                                                  batch.column("headers"))
+        if self.batch_chain is not None:
+            return self._typed_transformed_rows(batch, _with_tombstones(decoded, batch))
+        return self._typed_rows(present, decoded)
+
+    def _registry_rows(self, batch: pa.RecordBatch, reader: Any) -> dict[str, TableRows]:
+        """The rows of a typed reader that takes the present values of one topic (Protobuf): tombstones skipped."""
+        present = batch.filter(batch.column("value").is_valid())
+        if present.num_rows == 0:
+            raise Declined("only tombstones")
+        decoded = reader.decode(present.column("topic")[0].as_py(), present.column("value"), batch.column("headers"))
         if self.batch_chain is not None:
             return self._typed_transformed_rows(batch, _with_tombstones(decoded, batch))
         return self._typed_rows(present, decoded)

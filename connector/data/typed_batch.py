@@ -11,8 +11,9 @@ table's Arrow schema.
 Invariants (else :class:`Declined`, and the batch runs per record):
 
 * each table column takes its Connect field unchanged or widened (int →
-  long, float → double, timestamp millis → micros); anything else declines
-  (maps, unions, decimals, times, uuids, narrowing, lists of lists or records);
+  long, float → double, timestamp millis → micros); lists of records take
+  their records field by field alike; anything else declines (maps, unions,
+  decimals, times, uuids, narrowing, lists of lists, of dates or of timestamps);
 * a required column has no null where its parent row is present, and no
   null where the Connect field has a default the per-record path would put;
 * a table column the Connect schema lacks is all nulls (as per record).
@@ -137,11 +138,26 @@ def _cast(array: pa.Array, schema: Schema, column: IcebergType, target: pa.DataT
     if source == "list":
         assert isinstance(column, ListType) and schema.value_schema is not None
         element = schema.value_schema
-        if _expected_source(array.type.value_type, element, column.element_type, name) != "plain":
-            raise Declined(f"column {name}: a list of lists or records")
+        elements = _expected_source(array.type.value_type, element, column.element_type, name)
+        if elements not in ("plain", "struct"):
+            raise Declined(f"column {name}: a list of lists or of {elements} values")
         if column.element_required and array.flatten().null_count:
             raise Declined(f"a null element in column {name}")
+        if elements == "struct":
+            return _list_of_records(array, element, column, target, name)
     return array.cast(target)
+
+
+def _list_of_records(array: pa.Array, element: Schema, column: ListType, target: pa.DataType, name: str) -> pa.Array:
+    """A list column of records: its elements (all lists' back to back) cast as a struct column, then re-listed."""
+    records = array.flatten()
+    assert isinstance(column.element_type, StructType)
+    children = _struct_children(records, element, column.element_type.fields, list(target.value_type))
+    cast = pa.StructArray.from_arrays(children, fields=list(target.value_type), mask=records.is_null())
+    large = pa.types.is_large_list(target)
+    offsets = pc.subtract(array.offsets, array.offsets[0]).cast(pa.int64() if large else pa.int32())
+    lists = pa.LargeListArray if large else pa.ListArray
+    return lists.from_arrays(offsets, cast, type=target, mask=array.is_null() if array.null_count else None)
 
 
 _PLAIN: dict[Type, tuple[tuple[type, ...], tuple[Any, ...]]] = {

@@ -58,6 +58,21 @@ class _Entry:
     subject: str | None
     version: int | None
     connect_schema: Schema
+    read_as: Any = None  # the id of the latest version, when values are read as its message (use.latest.version)
+
+
+@dataclass(frozen=True)
+class ColumnarPlan:
+    """Values framed with one schema id and message indexes, read column-wise exactly as record by record.
+
+    ``descriptor``: the message type the payloads are; ``connect_schema``: the schema
+    :meth:`ProtobufConverter.to_connect_data` gives them; ``protobuf_data``: its mapping options.
+    """
+
+    schema_id: wire_format.SchemaId
+    descriptor: Any
+    connect_schema: Schema
+    protobuf_data: ProtobufData
 
 
 class ProtobufConverter(RegistryConverter):
@@ -128,16 +143,18 @@ class ProtobufConverter(RegistryConverter):
             fmt="serialized")
         descriptor, cls = self._message(parsed, indexes)
         subject = self._subject(topic, descriptor.full_name)
+        read_as = None
         if self.use_latest_version and subject is not None:
             latest = self.client.get_latest_version(subject, fmt="serialized")
             version = latest.version
             if latest.id != parsed.registered.id:
                 reader = self._parse_registered(latest, f"{latest.id}")
                 descriptor, cls = self._reader_message(reader, descriptor.full_name, indexes)
+                read_as = latest.id
         else:
             version = self._schema_version(subject, parsed.registered)
         connect_schema = self.protobuf_data.to_connect_schema(descriptor, version)
-        entry = _Entry(parsed, descriptor, cls, subject, version, connect_schema)
+        entry = _Entry(parsed, descriptor, cls, subject, version, connect_schema, read_as)
         self._entries.put(key, entry)
         return entry
 
@@ -163,6 +180,19 @@ class ProtobufConverter(RegistryConverter):
                                 f"{schema_id}) cannot be converted to Connect data: {exc}") from exc
         self._remember(schema_id, entry.parsed.registered)
         return SchemaAndValue(entry.connect_schema, value)
+
+    def columnar_plan(self, topic: str | None, header: bytes) -> ColumnarPlan:
+        """The plan for values starting with ``header`` (frame and message indexes; a value of ``topic``).
+
+        Raises :class:`DataException` when a column-wise reader cannot give what
+        :meth:`to_connect_data` gives: values read as another schema's message
+        (``use.latest.version`` with a newer version).
+        """
+        schema_id, _ = wire_format.parse(header, protobuf=True, is_key=self.is_key)
+        entry = self._entry(topic, schema_id)
+        if entry.read_as is not None:
+            raise DataException(f"values of schema {schema_id} are read as schema {entry.read_as}")
+        return ColumnarPlan(schema_id, entry.descriptor, entry.connect_schema, self.protobuf_data)
 
     def connect_schema_of(self, topic: str | None, schema_id: int,
                           message_indexes: tuple[int, ...] = (0,)) -> Schema | None:

@@ -476,7 +476,8 @@ class ProtobufData:
         return [o for o in descriptor.oneofs
                 if not (len(o.fields) == 1 and infos[o.fields[0].number].proto3_optional)]
 
-    def _union_field_name(self, oneof: Any) -> str:
+    def union_field_name(self, oneof: Any) -> str:
+        """The Connect field a ``oneof`` becomes (unless ``flatten.unions``)."""
         name = oneof.name
         if self.generate_index_for_unions:
             name += f"_{oneof.index}"
@@ -484,6 +485,11 @@ class ProtobufData:
 
     def _is_optional(self, info: _FieldInfo) -> bool:
         return info.proto3_optional or (self.optional_for_proto2 and info.proto2_optional)
+
+    def reads_presence(self, info: _FieldInfo) -> bool:
+        """Whether a field outside a oneof is null when unset (else it always has a value, maybe the default)."""
+        primitive_or_repeated = info.type not in (11, 10) or info.repeated  # MESSAGE/GROUP
+        return not self.generate_struct_for_nulls and not (primitive_or_repeated and not self._is_optional(info))
 
     def _has_optional_keyword(self, info: _FieldInfo) -> bool:
         return info.proto3_optional or info.proto2_optional
@@ -515,7 +521,7 @@ class ProtobufData:
                 for fd in oneof.fields:
                     builder.field(fd.name, self._field_schema(infos[fd.number], True, stack))
             else:
-                builder.field(self._union_field_name(oneof), self._oneof_schema(oneof, infos, stack))
+                builder.field(self.union_field_name(oneof), self._oneof_schema(oneof, infos, stack))
         for info in self.field_infos(descriptor):
             if info.in_real_oneof:
                 continue
@@ -645,7 +651,7 @@ class ProtobufData:
                 field = _field_of(schema, set_name)
                 struct.put(field, self._value(field.schema, raw, info))
             else:
-                union_field = _field_of(schema, self._union_field_name(oneof))
+                union_field = _field_of(schema, self.union_field_name(oneof))
                 union_schema = union_field.schema
                 member = _field_of(union_schema, set_name)
                 union = Struct(union_schema).put(member, self._value(member.schema, raw, info))
@@ -653,9 +659,7 @@ class ProtobufData:
         for info in self.field_infos(descriptor):
             if info.in_real_oneof:
                 continue
-            primitive_or_repeated = info.type not in (11, 10) or info.repeated  # MESSAGE/GROUP
-            if (primitive_or_repeated and not self._is_optional(info)) \
-                    or self.generate_struct_for_nulls or message.HasField(info.name):
+            if not self.reads_presence(info) or message.HasField(info.name):
                 field = _field_of(schema, info.name)
                 value = self._value(field.schema, getattr(message, info.name), info)
                 if value is not None:

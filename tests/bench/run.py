@@ -19,6 +19,10 @@ Scenarios, each over the same topic of small JSON records in 4 partitions:
              JSON with schemas strategy, checked before measuring), in a topic of their own
   json-schema  the same records as Confluent JSON Schema values through the test Schema Registry
              (columnar JSON Schema strategy, checked before measuring), in a topic of their own
+  protobuf   the same records as Confluent Protobuf values through the test Schema Registry
+             (columnar Protobuf strategy: the path is checked before measuring, and one task's
+             pipeline over a slice of the values must take every batch column-wise after the
+             table exists), in a topic of their own
   cli        what a user times: `icefloe run --until-caught-up` as a new process, from the
              command to its exit, on the JSON and the Avro topic and on a topic of 1,000
              records (the fixed cost), with the peak memory of its process tree
@@ -47,7 +51,8 @@ SMTs cost from broker and scheduling noise; it also times the per-record path
 on a slice of the records for comparison.
 
 Environment: ICEFLOE_BENCH_RECORDS (default 1000000), ICEFLOE_BENCH_ONLY
-(comma list of raw, hand-rolled, icefloe, smt3, avro, avro-smt3, json-schemas, json-schema, cli, cluster, latency,
+(comma list of raw, hand-rolled, icefloe, smt3, avro, avro-smt3, json-schemas, json-schema, protobuf, cli, cluster,
+latency,
 pipeline, tolerance-e2e, tolerance-clean, tolerance-1pct, maintenance), ICEFLOE_BENCH_MAINT_COMMITS
 (default 1800), ICEFLOE_BENCH_MAINT_ROWS (default 500),
 ICEFLOE_BENCH_REPEAT (default 3).
@@ -165,6 +170,40 @@ def json_schema_values(registry_url: str, topic: str, values: list[bytes]) -> li
     answer.raise_for_status()
     frame = b"\x00" + answer.json()["id"].to_bytes(4, "big")
     return [frame + value for value in values]
+
+
+def protobuf_values(registry_url: str, topic: str, count: int) -> list[bytes]:
+    """The sample records as Confluent Protobuf values, written by confluent-kafka's ProtobufSerializer
+    (``bench.Sample``: id int64, name string, ts int64, amount double, active bool)."""
+    import warnings
+
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # confluent_kafka.schema_registry's import warns about authlib's httpx
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    kinds = descriptor_pb2.FieldDescriptorProto
+    file = descriptor_pb2.FileDescriptorProto(name="bench/sample.proto", package="bench", syntax="proto3")
+    message = file.message_type.add(name="Sample")
+    for number, (name, kind) in enumerate((("id", kinds.TYPE_INT64), ("name", kinds.TYPE_STRING),
+                                           ("ts", kinds.TYPE_INT64), ("amount", kinds.TYPE_DOUBLE),
+                                           ("active", kinds.TYPE_BOOL)), 1):
+        message.field.add(name=name, number=number, type=kind, label=kinds.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    sample = message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.Sample"))
+    serializer = ProtobufSerializer(sample, SchemaRegistryClient({"url": registry_url}),
+                                    {"use.deprecated.format": False})
+    context = SerializationContext(topic, MessageField.VALUE)
+    return [serializer(sample(**json.loads(value)), context) for value in sample_values(count)]
+
+
+def protobuf_props(name: str, topic: str, registry_url: str) -> dict[str, str]:
+    return props_for(name, topic, {"value.converter": "io.confluent.connect.protobuf.ProtobufConverter",
+                                   "value.converter.schema.registry.url": registry_url})
 
 
 def json_schema_props(name: str, topic: str, registry_url: str) -> dict[str, str]:
@@ -381,6 +420,14 @@ def main() -> int:
                     produce(broker.bootstrap, "bench-json-schema", framed[p::PARTITIONS], partition=p)
                 check_path(json_schema_props("check-json-schema", "bench-json-schema", registry.url),
                            "columnar JSON Schema")
+            if not only or "protobuf" in only:
+                create_topic(broker.bootstrap, "bench-protobuf", partitions=PARTITIONS)
+                messages = protobuf_values(registry.url, "bench-protobuf", RECORDS)
+                for p in range(PARTITIONS):
+                    produce(broker.bootstrap, "bench-protobuf", messages[p::PARTITIONS], partition=p)
+                check_path(protobuf_props("check-protobuf", "bench-protobuf", registry.url), "columnar Protobuf")
+                check_columnar(protobuf_props("check-protobuf-batches", "bench-protobuf", registry.url),
+                               raw_batches(messages[:2 * BATCH], "bench-protobuf"), "columnar Protobuf")
             if not only or "tolerance-e2e" in only:
                 create_topic(broker.bootstrap, "bench-dirty", partitions=PARTITIONS)
                 dirty = dirty_values(values)
@@ -423,6 +470,9 @@ def main() -> int:
                         results.setdefault("json-schema", []).append(run_icefloe(
                             spark, broker.bootstrap,
                             json_schema_props(f"json_schema{run}", "bench-json-schema", registry.url)))
+                    if not only or "protobuf" in only:
+                        results.setdefault("protobuf", []).append(run_icefloe(
+                            spark, broker.bootstrap, protobuf_props(f"protobuf{run}", "bench-protobuf", registry.url)))
                     results["raw"].append(raw_consume_records_per_second(broker.bootstrap, topic, RECORDS))
                     if not only or "hand-rolled" in only:
                         results.setdefault("hand-rolled", []).append(hand_rolled_records_per_second(
@@ -501,7 +551,7 @@ def append_to_docs(report_text: str, only: set[str]) -> None:
 LATENCY_INTERVAL_MS = 2000
 #: The scenarios that need the broker (and the registry).
 BROKER_SCENARIOS = {"raw", "hand-rolled", "icefloe", "smt3", "avro", "avro-smt3", "json-schemas", "json-schema",
-                    "cli", "cluster", "latency", "tolerance-e2e", "cdc"}
+                    "protobuf", "cli", "cluster", "latency", "tolerance-e2e", "cdc"}
 
 
 def measure_cluster(bootstrap: str, results: dict[str, list[float]]) -> None:
@@ -594,6 +644,9 @@ def report(results: dict[str, list[float]]) -> None:
     if "json-schema" in median and "icefloe" in median:
         print(f"end to end: Confluent JSON Schema runs at {median['json-schema'] / median['icefloe']:.2f} x the "
               f"schemaless JSON rate on the same records (target >= 0.8)")
+    if "protobuf" in median and "icefloe" in median:
+        print(f"end to end: Confluent Protobuf runs at {median['protobuf'] / median['icefloe']:.2f} x the "
+              f"schemaless JSON rate on the same records (target >= 0.5)")
     if "smt3" in median and "icefloe" in median:
         print(f"\nend to end: smt3 costs {1 - median['smt3'] / median['icefloe']:.1%} of the no-SMT throughput "
               f"(target <= 20%)")

@@ -23,8 +23,8 @@ Decode strategies, chosen once per task from the config and tried per batch:
 * ``columnar Avro with batch SMTs``: Confluent Avro values, every record to
   every table, and an SMT chain whose every stage has a typed batch form
   (``smt/batch/typed.py``: InsertField, ReplaceField, MaskField, HoistField,
-  ExtractField, Filter, RegexRouter, TimestampRouter, with the batch
-  predicates). The decoded struct column (tombstones as null rows) runs
+  ExtractField, Cast, TimestampConverter, Flatten, SetSchemaMetadata, Filter,
+  RegexRouter, TimestampRouter, with the batch predicates). The decoded struct column (tombstones as null rows) runs
   through the chain with its Connect schema, which each stage changes as its
   ``apply_with_schema`` does; the result goes into the tables like the
   other typed strategies. A chain with any other stage runs per record,

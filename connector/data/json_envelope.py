@@ -117,8 +117,7 @@ def _check_envelopes(values: pa.Array, prefix: bytes) -> None:
     """Every value starts with ``prefix`` then ``{``, and ends with ``}``."""
     if pc.min(pc.binary_length(values)).as_py() < len(prefix) + 2:
         raise Declined("a value shorter than its envelope")
-    heads = pc.binary_slice(values, 0, len(prefix))
-    if not pc.all(pc.equal(heads, pa.scalar(prefix, heads.type))).as_py():
+    if not pc.all(pc.starts_with(values, pattern=prefix)).as_py():
         raise Declined("several envelope schemas (or spellings) in one batch")
     offsets, data = buffers(values)
     if np.any(data[offsets[:-1] + len(prefix)] != ord("{")):

@@ -23,7 +23,8 @@ uuids arrive as 16 bytes, timestamps as microseconds.
 
 Payload types (``PayloadType``): 0 StartCommit, 1 DataWritten, 2 DataComplete,
 3 CommitToTable, 4 CommitComplete. The Tabular sink's legacy format (before
-v0.6.17) is not read.
+v0.6.17) is not read (:func:`connector.takeover.replay.read_events` says what
+happens to such records).
 """
 
 from __future__ import annotations

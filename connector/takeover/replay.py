@@ -163,13 +163,32 @@ def read_events(client_conf: Mapping[str, object], groups: Iterable[str],
                 try:
                     event = decode_event(value)
                 except EventFormatError as exc:
-                    log.warning("Skipping control record %s[%d]@%d: %s", rng.topic, rng.partition, offset, exc)
+                    _unreadable(rng, offset, value, wanted, exc)
                     continue
                 if event.group_id in wanted:
                     envelopes.append(Envelope(rng.partition, offset, event))
     # one partition's events in order; partitions interleaved by event time, as a consumer would
     envelopes.sort(key=lambda e: (e.event.timestamp, e.partition, e.offset))
     return envelopes
+
+
+def _unreadable(rng: OffsetRange, offset: int, value: bytes, groups: set[str], exc: EventFormatError) -> None:
+    """A control record that does not decode: skipped when it is another connector's, else the takeover stops.
+
+    Skipping one of this connector's events (Tabular's legacy format, before v0.6.17, say) could drop the
+    files of a commit the Java coordinator never finished, whose records the group's offsets already
+    passed: they would be lost. Its group id, a plain string in every event format, tells whose it is.
+    """
+    mine = sorted(g for g in groups if g.encode() in value)
+    if not mine:
+        log.warning("Skipping control record %s[%d]@%d (not this connector's): %s", rng.topic, rng.partition,
+                    offset, exc)
+        return
+    raise TakeoverError(
+        f"Control record {rng.topic}[{rng.partition}]@{offset} of group {mine[0]} cannot be read ({exc}); it may "
+        f"announce files of a commit the Java sink never finished, so taking over could lose its records. Let the "
+        f"Java sink finish a commit before stopping it (then nothing is left to replay) and start icefloe with "
+        f"icefloe.takeover=none")
 
 
 # --- planning -------------------------------------------------------------------------------------

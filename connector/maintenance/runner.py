@@ -125,7 +125,9 @@ class Maintainer:
         for report in cycles:
             for table, snapshot in report.snapshots.items():
                 written.setdefault(table, set()).add(snapshot)
-        return self.run_round(stop=stop, backfill_snapshots=written)
+        report = self.run_round(stop=stop, backfill_snapshots=written)
+        log.info("Maintenance after the backfill: %.1fs", report.seconds)  # apart from the cycles' times
+        return report
 
     def run_round(self, budget_seconds: float | None = None, *, stop: Callable[[], bool] = lambda: False,
                   on_step: Callable[[str, str], None] | None = None,

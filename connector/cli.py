@@ -20,9 +20,7 @@ import argparse
 import json
 import logging
 import sys
-import threading
-from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
 from connector.config.sink_config import SinkConfig, load_connector_file
@@ -112,6 +110,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     from pyspark.sql import SparkSession
 
     from connector.job import SinkJob, StopSignal
+    from connector.spark.on_demand import OnDemandSession
     from connector.spark.runner import SparkTaskRunner
     from connector.spark.session import build_session
 
@@ -130,10 +129,9 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     borrowed = SparkSession.getActiveSession() is not None  # e.g. a notebook's or a test's session
     spark_conf = _spark_conf(args.spark_conf)
     bar = terminal_bar(console) if console is not None else None
-    # Spark starts (~4 s of JVM start-up) while the job reads offsets and prepares the tables, and a
-    # small backlog may be done in the driver before it is up (icefloe.driver.max-records). Started
-    # off the main thread, PySpark also leaves SIGINT to StopSignal: Ctrl-C finishes the commit in flight.
-    session = _start_in_background(build_session, f"icefloe-{config.name}", spark_conf, quick_start=True)
+    # Spark (~4 s of JVM start-up) starts only for a cycle too large for the driver
+    # (icefloe.driver.max-records), in the background while the job probes records and creates tables.
+    session = OnDemandSession(lambda: build_session(f"icefloe-{config.name}", spark_conf, quick_start=True))
     try:
         job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
                       progress_bar=bar, metrics=metrics)
@@ -149,28 +147,13 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
         print(f"Job failed: {exc}", file=sys.stderr)
         return 1
     finally:
-        # A session still starting is left to die with this process (its JVM exits when our pipe closes).
-        if not borrowed and session.done() and session.exception() is None:
-            session.result().stop()
+        if not borrowed:
+            session.stop()
     print(json.dumps({"connector": config.name, "cycles": len(summary.cycles),
                       "records_read": summary.records_read,
                       "rows_written": _sum_rows(summary),
                       "dlq_records": sum(sum(c.dlq_records.values()) for c in summary.cycles)}, indent=None))
     return 0
-
-
-def _start_in_background(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
-    """``function(*args, **kwargs)`` in a daemon thread: exiting never waits for it."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(function(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on the future
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="spark-start", daemon=True).start()
-    return future
 
 
 def _sum_rows(summary) -> dict[str, int]:

@@ -171,6 +171,7 @@ class SinkJob:
         """One commit cycle from ``start`` towards ``target``, bounded by ``icefloe.commit.max-records``."""
         end = bounded_end(start, target, self.config.icefloe.commit_max_records)
         self._cycle_records = sum(end[tp] - start.get(tp, end[tp]) for tp in end)
+        self._expect_cycle()
         driver_rounds = getattr(self.runner, "driver_rounds", 0)
         report = self.coordinator.run_cycle(self.runner, start, end)
         if report:
@@ -178,3 +179,10 @@ class SinkJob:
             log.info("Cycle %d: %d records%s, rows %s, %.1fs", self.coordinator.cycle_number,
                      report.records_read, where, report.rows_written, report.seconds)
         return report
+
+    def _expect_cycle(self) -> None:
+        """Tell the runner the size of the cycle about to run: a Spark session started on demand
+        (``icefloe run``) starts now if the cycle is too large for the driver."""
+        expect = getattr(self.runner, "expect_cycle", None)
+        if expect is not None:
+            expect(self._cycle_records, self.config.icefloe.driver_max_records)

@@ -106,6 +106,9 @@ class Coordinator:
         self._last_committed: dict[TopicPartition, int] = {}
         self._committed_tables: set[str] = set()  # noted by each cycle's fence
         self._reset_positions: dict[TopicPartition, int] = {}
+        # The static tables as start_offsets() read them (None: missing), for the next cycle's fence: it
+        # notes the very heads its start positions came from, without loading them again.
+        self._start_heads: dict[str, Any] = {}
         self.takeover_checked = False  # the Java sink's control topic is looked at once, before the first cycle
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
@@ -124,7 +127,8 @@ class Coordinator:
         if not self.takeover_checked:
             take_over_if_needed(self.catalog, self.config, self.client_conf, partitions)
             self.takeover_checked = True  # not before: a transient failure runs it again
-        from_tables = self.table_offsets(partitions)
+        self._start_heads = {}
+        from_tables = self.table_offsets(partitions, heads=self._start_heads)
         missing = [tp for tp in partitions if tp not in from_tables]
         from_group: dict[TopicPartition, int] = {}
         for group in resume_groups(self.config):  # Tabular's cg-control-<name>, then connect-<name>
@@ -141,14 +145,22 @@ class Coordinator:
                 start[tp] = max(start[tp], offset)
         return start
 
-    def table_offsets(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
-        """Per partition, the smallest next offset among the static tables that recorded one."""
+    def table_offsets(self, partitions: list[TopicPartition],
+                      heads: dict[str, Any] | None = None) -> dict[TopicPartition, int]:
+        """Per partition, the smallest next offset among the static tables that recorded one.
+
+        ``heads``: filled with each static table as loaded here (None when it does not exist).
+        """
         wanted = set(partitions)
         lowest: dict[TopicPartition, int] = {}
         for table_name in self.config.iceberg.tables:
             try:
                 table = self.catalog.load_table(table_name)
             except NoSuchTableError:
+                table = None
+            if heads is not None:
+                heads[table_name] = table
+            if table is None:
                 continue
             branch = self.config.iceberg.table_config(table_name).commit_branch
             for tp, offset in committed_offsets(table, self.config.group_id, branch, java_keys(self.config)).items():
@@ -170,7 +182,9 @@ class Coordinator:
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
-        fence = capture(self.catalog, self.config, set(self.config.iceberg.tables) | self._committed_tables, start)
+        heads, self._start_heads = self._start_heads, {}  # only the cycle right after start_offsets() uses them
+        fence = capture(self.catalog, self.config, set(self.config.iceberg.tables) | self._committed_tables, start,
+                        loaded=heads)
         self._create_missing_tables(start, covered, report)
         if task_of is None:
             groups = plan_ranges(start, end, max_tasks=self.max_tasks(), split_large=self.split_large,

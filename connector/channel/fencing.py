@@ -2,7 +2,9 @@
 
 At the start of a cycle the coordinator notes, for every table it can name
 (the static tables, and the tables it committed to before), the table's source
-offsets and the Java sinks' control-topic keys (:func:`capture`). When the
+offsets and the Java sinks' control-topic keys (:func:`capture`), from the
+very heads the cycle's start positions were read from (no second load: a
+writer committing in between is caught too). When the
 cycle commits a table, :meth:`Fence.check` compares what the table holds now
 with that note, for the partitions the cycle covers:
 
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from pyiceberg.exceptions import NoSuchTableError
 
@@ -100,18 +102,31 @@ def _at(offset: int | None) -> str:
     return "no offset" if offset is None else f"next offset {offset}"
 
 
-def capture(catalog, config, table_names: Iterable[str], start: Mapping[TopicPartition, int]) -> Fence:
-    """Note every existing table of ``table_names`` as it is now."""
+def capture(catalog, config, table_names: Iterable[str], start: Mapping[TopicPartition, int],
+            loaded: Mapping[str, Any] | None = None) -> Fence:
+    """Note every existing table of ``table_names`` as it is now.
+
+    ``loaded``: tables already loaded where ``start`` was read from (None: the table did not exist),
+    noted as they were then: the heads the cycle's start positions came from.
+    """
     from connector.channel.offsets import committed_offsets, java_control_properties, java_keys
 
     java = java_keys(config)
     fence = Fence(start=dict(start))
+    loaded = loaded or {}
     for table_name in sorted(set(table_names)):
-        try:
-            table = catalog.load_table(table_name)
-        except NoSuchTableError:
+        table = loaded[table_name] if table_name in loaded else _load(catalog, table_name)
+        if table is None:
             continue
         branch = config.iceberg.table_config(table_name).commit_branch
         fence.tables[table_name] = TableNote(committed_offsets(table, config.group_id, branch, java),
                                              java_control_properties(table, java, branch))
     return fence
+
+
+def _load(catalog, table_name: str) -> Any:
+    """The table, None when it does not exist."""
+    try:
+        return catalog.load_table(table_name)
+    except NoSuchTableError:
+        return None

@@ -43,8 +43,9 @@ ICEFLOE_CONFIG = (
     .define(DRIVER_MAX_RECORDS, ConfigType.LONG, 20_000, at_least(0), "medium",
             "a commit cycle of at most this many source offsets runs its tasks in the driver process "
             "instead of on Spark: a small backlog (`icefloe run` on a quiet topic) is committed without "
-            "waiting for the Spark session to start, and a quiet stream's cycles skip a Spark job's "
-            "scheduling. Larger cycles run on Spark. `0`: every cycle on Spark")
+            "starting Spark at all, and a quiet stream's cycles skip a Spark job's scheduling. Larger "
+            "cycles run on Spark; `icefloe run` starts its Spark session at the first of them. `0`: every "
+            "cycle on Spark")
     .define(TAKEOVER, ConfigType.STRING, "auto", valid_string("auto", "control-topic", "none"), "medium",
             "taking over from a Java Iceberg sink of the same connector (docs/migration.md). `auto`: when a "
             "table's newest offsets are a Java sink's control-topic key, or the tables hold no icefloe offsets "

@@ -22,6 +22,17 @@ files stay as they were.
 When the table has a sort order (on columns, identity transforms), the
 rows of the new file follow it.
 
+The round at the end of a backfill (``--until-caught-up``) leaves the files
+that backfill just wrote as they are when each holds at least
+:data:`BACKFILL_FILE_ROWS` rows: a backfill task writes one file per table
+partition for a range of at least that many records, as a Spark batch write
+writes one file per task, and merging a few such files into one at exit
+would write the whole backfill a second time for little gain to readers.
+Compaction is for the small files of frequent commits (streaming cycles,
+cycles bounded by a small ``icefloe.commit.max-records``); a continuous job's
+budgeted rounds may still fold the backfill's files in later, with the small
+files of the commits after them.
+
 Only files of the table's current partition spec are compacted, and a table
 with delete files that do not reference one data file each (equality deletes,
 partition-scoped position deletes, written by other engines) is skipped:
@@ -34,7 +45,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Collection, Mapping
 
 import pyarrow as pa
 from pyiceberg.exceptions import CommitFailedException
@@ -47,6 +58,7 @@ from pyiceberg.table.sorting import NullOrder, SortDirection
 from pyiceberg.transforms import IdentityTransform
 
 from connector.channel.commit import REWRITE_ATTEMPTS
+from connector.channel.coordinator import MIN_SPLIT_RECORDS
 from connector.channel.row_delta import RowDeltaConflict, commit_row_delta
 from connector.data.live_files import live_files
 from connector.faults import fault_point
@@ -56,6 +68,9 @@ from connector.maintenance.policy import TablePolicy
 log = logging.getLogger(__name__)
 
 MAINTENANCE_OPERATION = "icefloe.maintenance"  # snapshot summary property of maintenance snapshots
+#: A file a backfill just wrote with at least this many rows is kept as written (the least a backfill
+#: task reads when it splits a partition's range).
+BACKFILL_FILE_ROWS = MIN_SPLIT_RECORDS
 
 
 @dataclass
@@ -86,26 +101,33 @@ class Plan:
     deletes: dict[str, list[DataFile]] = field(default_factory=dict)
 
 
-def plan(table: Table, branch: str | None, policy: TablePolicy) -> Plan:
-    """What to rewrite on ``branch``'s head: nothing when it holds delete files that are not file-scoped."""
+def plan(table: Table, branch: str | None, policy: TablePolicy, backfill_snapshots: Collection[int] = ()) -> Plan:
+    """What to rewrite on ``branch``'s head: nothing when it holds delete files that are not file-scoped.
+
+    ``backfill_snapshots``: the data commits of the backfill that just ended, whose files of at least
+    :data:`BACKFILL_FILE_ROWS` rows are kept as written.
+    """
     live = live_files(table, branch)
     if live.unscoped():
         log.info("Not compacting %s: it has delete files that do not reference one data file each", table.name())
         return Plan()
     deletes = {path: [d.file for d in found] for path, found in live.deletes_by_data_file().items()}
     spec_id = table.metadata.default_spec_id
-    candidates = [_candidate(f.file, deletes.get(f.file.file_path, [])) for f in live.data
-                  if f.file.spec_id == spec_id]
+    backfill = set(backfill_snapshots)
+    fresh = {s.sequence_number for s in table.metadata.snapshots if s.snapshot_id in backfill}
+    candidates = [_candidate(f.file, deletes.get(f.file.file_path, []),
+                             as_written=f.sequence_number in fresh and f.file.record_count >= BACKFILL_FILE_ROWS)
+                  for f in live.data if f.file.spec_id == spec_id]
     groups = plan_groups(candidates, target_size=policy.target_file_size, small_file_size=policy.small_file_size,
                          min_input_files=policy.min_input_files, deletes_min_files=policy.deletes_min_files,
                          deletes_min_ratio=policy.deletes_min_ratio)
     return Plan(groups, {f.file.file_path: f.file for f in live.data}, deletes)
 
 
-def _candidate(data_file: DataFile, deletes: list[DataFile]) -> Candidate:
+def _candidate(data_file: DataFile, deletes: list[DataFile], *, as_written: bool = False) -> Candidate:
     return Candidate((data_file.spec_id, _values(data_file)), data_file.file_path, data_file.file_size_in_bytes,
                      delete_files=len(deletes), deleted_rows=sum(d.record_count for d in deletes),
-                     rows=data_file.record_count)
+                     rows=data_file.record_count, as_written=as_written)
 
 
 def _values(data_file: DataFile) -> tuple:
@@ -161,17 +183,18 @@ def rewrite_group(table: Table, inputs: list[DataFile],
 def compact(catalog, config, table_name: str, policy: TablePolicy, deadline: float,
             resume: Callable[[list[Group]], list[Group]] = lambda groups: groups,
             on_progress: Callable[[int], None] | None = None,
-            clock: Callable[[], float] = time.monotonic) -> CompactionReport:
+            clock: Callable[[], float] = time.monotonic, backfill_snapshots: Collection[int] = ()) -> CompactionReport:
     """Rewrite groups of ``table_name`` until done or ``deadline`` (of ``clock``) passes.
 
     The first group is rewritten whatever the time, so every round makes progress even
     when one group takes longer than the budget. ``resume`` orders the planned groups.
+    ``backfill_snapshots``: see :func:`plan`.
     """
     began = clock()
     report = CompactionReport()
     branch = config.iceberg.table_config(table_name).commit_branch
     table = catalog.load_table(table_name)
-    planned = plan(table, branch, policy)
+    planned = plan(table, branch, policy, backfill_snapshots)
     groups = resume(planned.groups)
     for index, group in enumerate(groups):
         if index > 0 and clock() >= deadline:

@@ -4,7 +4,8 @@ Pure functions over candidates (partition, path, size, and the position
 deletes against the file) so the rules can be tested alone:
 
 * small files: a partition is compacted once it holds at least
-  ``min_input_files`` small files (below ``small_file_size``); its small files
+  ``min_input_files`` small files (below ``small_file_size``, and not
+  ``as_written``: a file a backfill wrote just now, as large as its task made it); its small files
   are packed, largest first, into groups of at most ``target_size`` bytes
   (first fit); a group of one file would rewrite it unchanged and is dropped;
 * deletes: a partition whose data files have at least ``deletes_min_files``
@@ -31,6 +32,7 @@ class Candidate:
     delete_files: int = 0  # position delete files applying to it
     deleted_rows: int = 0  # rows those delete files delete (positions, as their record counts say)
     rows: int = 0  # its record count
+    as_written: bool = False  # written just now by a backfill task at its full size: never small (see .compaction)
 
 
 @dataclass
@@ -51,14 +53,18 @@ def plan_groups(files: Iterable[Candidate], *, target_size: int, small_file_size
         by_partition.setdefault(candidate.partition, []).append(candidate)
     groups: list[Group] = []
     for partition, members in by_partition.items():
-        small = [c for c in members if c.size < small_file_size]
+        small = [c for c in members if is_small(c, small_file_size)]
         if has_many_deletes(members, deletes_min_files, deletes_min_ratio):
-            chosen = [c for c in members if c.delete_files or c.size < small_file_size]
+            chosen = [c for c in members if c.delete_files or is_small(c, small_file_size)]
             groups.extend(Group(partition, packed) for packed in bin_pack(chosen, target_size)
                           if len(packed) > 1 or packed[0].delete_files)
         elif len(small) >= min_input_files:
             groups.extend(Group(partition, packed) for packed in bin_pack(small, target_size) if len(packed) > 1)
     return groups
+
+
+def is_small(candidate: Candidate, small_file_size: int) -> bool:
+    return candidate.size < small_file_size and not candidate.as_written
 
 
 def has_many_deletes(members: Sequence[Candidate], min_files: int, min_ratio: float) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table.snapshots import TOTAL_DATA_FILES, TOTAL_FILE_SIZE
@@ -113,15 +113,29 @@ class Maintainer:
         return self.run_round(budget_seconds=self.keys.budget_ms / 1000, stop=stop)
 
     def after_backfill(self, cycles: list, *, stop: Callable[[], bool] = lambda: False) -> MaintenanceReport | None:
-        """The round at the end of ``--until-caught-up``: without a budget (no commit is waiting)."""
+        """The round at the end of ``--until-caught-up``: without a budget (no commit is waiting).
+
+        The files the backfill's cycles just wrote at a backfill task's size are kept as written
+        (:mod:`.compaction`): the user would wait at exit for the whole backfill to be written again.
+        """
         self.note_tables(table for report in cycles for table in report.snapshots)
         if not self.enabled or stop():
             return None
-        return self.run_round(stop=stop)
+        written: dict[str, set[int]] = {}
+        for report in cycles:
+            for table, snapshot in report.snapshots.items():
+                written.setdefault(table, set()).add(snapshot)
+        report = self.run_round(stop=stop, backfill_snapshots=written)
+        log.info("Maintenance after the backfill: %.1fs", report.seconds)  # apart from the cycles' times
+        return report
 
     def run_round(self, budget_seconds: float | None = None, *, stop: Callable[[], bool] = lambda: False,
-                  on_step: Callable[[str, str], None] | None = None) -> MaintenanceReport:
-        """One round from the cursor over every table; ``budget_seconds`` None: until done."""
+                  on_step: Callable[[str, str], None] | None = None,
+                  backfill_snapshots: Mapping[str, Collection[int]] | None = None) -> MaintenanceReport:
+        """One round from the cursor over every table; ``budget_seconds`` None: until done.
+
+        ``backfill_snapshots``: per table, the data commits of a backfill that just ended (:meth:`after_backfill`).
+        """
         began = self.clock()
         self.last_round = began
         deadline = float("inf") if budget_seconds is None else began + budget_seconds
@@ -132,7 +146,7 @@ class Maintainer:
             self.status.round_started(self.tables)
         stopped_at: str | None = None  # the table where the budget or a stop cut the round short
         try:
-            stopped_at = self._steps(deadline, report, stop, on_step)
+            stopped_at = self._steps(deadline, report, stop, on_step, backfill_snapshots or {})
             for table_name, done in report.tables.items():
                 self._describe(table_name, done)
         finally:  # also when describing raised: the status must not show a round running forever
@@ -146,7 +160,7 @@ class Maintainer:
         return report
 
     def _steps(self, deadline: float, report: MaintenanceReport, stop: Callable[[], bool],
-               on_step: Callable[[str, str], None] | None) -> str | None:
+               on_step: Callable[[str, str], None] | None, backfill: Mapping[str, Collection[int]]) -> str | None:
         """The round's steps from the cursor; the table where it stopped short, None when it went round."""
         steps = [(t, s) for t in range(len(self.tables)) for s in range(len(STEPS))]
         start = steps.index(self.cursor) if self.cursor in steps else 0
@@ -160,7 +174,7 @@ class Maintainer:
                 on_step(table_name, STEPS[step_index])
             if self.status is not None:
                 self.status.step_started(table_name, STEPS[step_index])
-            if self._step(table_name, STEPS[step_index], deadline, report):
+            if self._step(table_name, STEPS[step_index], deadline, report, backfill.get(table_name, ())):
                 # a compaction the budget cut short: the next round starts there
                 self.cursor = (table_index, step_index)
                 report.finished = False
@@ -168,7 +182,8 @@ class Maintainer:
         self.cursor = (0, 0)
         return None
 
-    def _step(self, table_name: str, step: str, deadline: float, report: MaintenanceReport) -> bool:
+    def _step(self, table_name: str, step: str, deadline: float, report: MaintenanceReport,
+              backfill_snapshots: Collection[int] = ()) -> bool:
         """Run one step on one table; whether it left work for the next round."""
         try:
             table = self.catalog.load_table(table_name)
@@ -185,7 +200,7 @@ class Maintainer:
         try:
             if step == "compact":
                 done.compaction = compact(self.catalog, self.config, table_name, policy, deadline,
-                                          clock=self.clock)
+                                          clock=self.clock, backfill_snapshots=backfill_snapshots)
                 return done.compaction.pending > 0
             if step == "manifests":
                 done.manifests = rewrite_manifests(self.catalog, self.config, table_name, policy)

@@ -9,6 +9,7 @@ task, no rows crossing the Python/JVM boundary).
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Sequence
@@ -16,6 +17,9 @@ from typing import Any, Sequence
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.worker import run_task, run_task_isolated
+from connector.spark.on_demand import OnDemandSession
+
+log = logging.getLogger(__name__)
 
 #: Spark's text when an executor's Python worker process died (killed, out of memory, a crash)
 WORKER_CRASHED = "Python worker exited unexpectedly"
@@ -27,14 +31,21 @@ def runs_in_driver(assignments: Sequence[TaskAssignment]) -> bool:
     Starting a Spark job costs more than reading a few thousand records, and the
     first one waits for the session to start: a small cycle is done sooner here.
     """
-    limit = assignments[0].config.icefloe.driver_max_records
-    return limit > 0 and sum(r.count for a in assignments for r in a.ranges) <= limit
+    return fits_in_driver(sum(r.count for a in assignments for r in a.ranges),
+                          assignments[0].config.icefloe.driver_max_records)
+
+
+def fits_in_driver(records: int, limit: int) -> bool:
+    """Whether tasks over ``records`` offsets run in the driver, given ``icefloe.driver.max-records``."""
+    return limit > 0 and records <= limit
 
 
 class SparkTaskRunner:
     """Runs assignments on a Spark cluster (or ``local[*]``), one Spark partition each.
 
-    Takes a SparkSession, or a Future of one that is still starting: the job
+    Takes a SparkSession, a Future of one that is still starting, or an
+    :class:`~connector.spark.on_demand.OnDemandSession` that starts one only when a
+    cycle too large for the driver is coming (:meth:`expect_cycle`): the job
     prepares its first cycle meanwhile, and waits for the session only to run tasks.
     With ``isolate_failures`` (the REST worker) a task that raises comes back as a
     failed :class:`TaskResult` instead of failing the Spark job of its siblings.
@@ -48,16 +59,29 @@ class SparkTaskRunner:
 
     @property
     def spark(self) -> Any:
+        if isinstance(self._spark, OnDemandSession):
+            return self._spark.start().result()
         return self._spark.result() if isinstance(self._spark, Future) else self._spark
 
     def session_ready(self, timeout: float) -> bool:
         """Whether the session is up, waiting at most ``timeout`` seconds; raises if it failed to start."""
-        if isinstance(self._spark, Future):
+        starting = self._spark.start() if isinstance(self._spark, OnDemandSession) else self._spark
+        if isinstance(starting, Future):
             try:
-                self._spark.result(timeout=timeout)
+                starting.result(timeout=timeout)
             except FutureTimeout:
                 return False
         return True
+
+    def expect_cycle(self, records: int, driver_limit: int) -> None:
+        """A cycle over ``records`` offsets is about to be planned: one too large for the driver
+        starts an on-demand session now, in the background, so it comes up while the driver
+        probes the first records and creates tables."""
+        if isinstance(self._spark, OnDemandSession) and not self._spark.started \
+                and not fits_in_driver(records, driver_limit):
+            log.info("Starting Spark: the cycle covers %d offsets, more than icefloe.driver.max-records (%d)",
+                     records, driver_limit)
+            self._spark.start()
 
     @property
     def default_parallelism(self) -> int:

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from connector.channel.commit import commit_table
+from connector.channel.coordinator import Coordinator
 from connector.channel.fencing import FencedException, capture
+from connector.channel.messages import TaskResult
 from connector.channel.offsets import (
     committed_offsets,
     control_offsets,
@@ -127,3 +129,21 @@ def test_an_unnoted_table_whose_offsets_predate_the_cycle_is_not_fenced(config):
     ours = _written(config, range(4, 12))  # the task skips 4..9, which the table holds
     commit_table(catalog, config, "db.events", ours, {("t", 0): 12}, "c2", None, fence=fence)
     assert sorted(r["id"] for r in catalog.load_table("db.events").scan().to_arrow().to_pylist()) == list(range(12))
+
+
+def test_a_writer_committing_between_the_resume_positions_and_the_cycle_is_fenced(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "c1", None)
+    coordinator = Coordinator(config, catalog, {"bootstrap.servers": "127.0.0.1:1"}, max_tasks=1, split_large=False)
+    start = coordinator.start_offsets([("t", 0)])
+    ours = _written(config, range(10, 20))
+    # another job of the same connector commits 10..20 after this one read where to resume, before its cycle
+    commit_table(catalog, config, "db.events", _written(config, range(10, 20)), {("t", 0): 20}, "other", None)
+
+    def tasks(assignments):
+        return [TaskResult(a.task_id, data_files={"db.events": ours}, next_offsets={("t", 0): 20}, records_read=10)
+                for a in assignments]
+
+    with pytest.raises(FencedException, match="expected next offset 10, found next offset 20"):
+        coordinator.run_cycle(tasks, start, {("t", 0): 20})
+    assert catalog.load_table("db.events").scan().to_arrow().num_rows == 20  # no record twice

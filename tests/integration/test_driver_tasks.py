@@ -1,7 +1,7 @@
 """Small cycles run their tasks in the driver (``icefloe.driver.max-records``), large ones on Spark.
 
 A user's first `icefloe run` on a quiet topic should not wait for a Spark
-session to start; a backfill must still spread over Spark.
+session to start, nor start one at all; a backfill must still spread over Spark.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 from connector.channel.messages import TaskAssignment
 from connector.config.sink_config import SinkConfig
 from connector.kafka.offsets import OffsetRange
+from connector.spark.on_demand import OnDemandSession
 from connector.spark.runner import SparkTaskRunner, runs_in_driver
 from tests.integration.harness import produce_round_robin, sink_props, table_rows, unique, write_config_file
 from tests.support.tansu import create_topic
@@ -46,6 +47,66 @@ def test_a_small_round_never_waits_for_the_spark_session(tmp_path, monkeypatch):
     runner(_assignments(tmp_path, "100", 40, 60))
 
     assert ran == ["d-0", "d-1"] and runner.driver_rounds == 1
+
+
+def test_an_on_demand_session_starts_only_for_a_cycle_too_large_for_the_driver(tmp_path, monkeypatch):
+    monkeypatch.setattr("connector.spark.runner.run_task", lambda assignment: assignment.task_id)
+    built = []
+    session = OnDemandSession(lambda: built.append("session") or "a session")
+    runner = SparkTaskRunner(session)
+
+    runner.expect_cycle(100, 100)
+    runner(_assignments(tmp_path, "100", 40, 60))
+    assert not session.started
+
+    runner.expect_cycle(101, 100)
+    assert session.start().result(timeout=10) == "a session" and built == ["session"]
+    runner.expect_cycle(5_000, 100)
+    assert built == ["session"]  # started once
+
+
+#: `icefloe run` in a new process, then whether a Spark JVM was started (PySpark's gateway to it)
+RUN_AND_REPORT_JVM = """
+import sys, threading
+from connector import cli
+code = cli.main(sys.argv[1:])
+for thread in threading.enumerate():  # a session still starting counts: wait for it
+    if thread.name == "spark-start":
+        thread.join()
+from pyspark import SparkContext
+print("JVM started:", SparkContext._gateway is not None)
+sys.exit(code)
+"""
+
+
+def _run_and_report_jvm(kafka_broker, tmp_path, records: int, **extra: str) -> tuple[subprocess.CompletedProcess,
+                                                                                        dict]:
+    topic = unique("small")
+    create_topic(kafka_broker.bootstrap, topic, partitions=2)
+    produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(records)], 2)
+    props = sink_props(unique("small"), topic, "db.small", tmp_path, **extra)
+    config = write_config_file(tmp_path / "c.json", props)
+    run = subprocess.run([sys.executable, "-c", RUN_AND_REPORT_JVM, "run", str(config), "--bootstrap-servers",
+                          kafka_broker.bootstrap, "--until-caught-up"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sorted(row["id"] for row in table_rows(props, "db.small")) == list(range(records))
+    return run, props
+
+
+@pytest.mark.integration
+def test_icefloe_run_on_a_small_topic_never_starts_a_spark_jvm(kafka_broker, tmp_path):
+    run, _ = _run_and_report_jvm(kafka_broker, tmp_path, 300, **{"icefloe.driver.max-records": "20000"})
+    assert "JVM started: False" in run.stdout
+
+
+@pytest.mark.integration
+def test_icefloe_run_starts_spark_for_a_cycle_larger_than_the_driver_limit(kafka_broker, tmp_path):
+    run, _ = _run_and_report_jvm(kafka_broker, tmp_path, 300, **{"icefloe.driver.max-records": "100"})
+    assert "JVM started: True" in run.stdout
+    assert "Starting Spark: the cycle covers 300 offsets" in run.stderr
+    # it starts before the driver probes the first records to create the table: the two overlap
+    assert run.stderr.index("Starting Spark") < run.stderr.index("Task probe")
+    assert "(tasks in the driver)" not in run.stderr
 
 
 @pytest.mark.integration

@@ -175,3 +175,13 @@ def test_many_manifests_are_merged_into_one_snapshot_that_adds_no_data(config):
     assert committed_offsets(table, config.group_id) == {("t", 0): 60}
     entries = [e for m in table.current_snapshot().manifests(table.io) for e in m.fetch_manifest_entry(table.io)]
     assert sorted(e.sequence_number for e in entries) == [1, 2, 3, 4, 5, 6]  # kept, not renumbered
+
+
+def test_files_a_backfill_just_wrote_at_full_size_are_not_small_unless_they_carry_deletes():
+    fresh = [Candidate("p", f"backfill{i}", 100, as_written=True) for i in range(6)]
+    assert plan_groups(fresh, target_size=1000, small_file_size=750, min_input_files=2) == []
+    with_deletes = [*fresh[:5], Candidate("p", "backfill5", 100, delete_files=3, deleted_rows=30, rows=60,
+                                          as_written=True)]
+    groups = plan_groups(with_deletes, target_size=1000, small_file_size=750, min_input_files=2,
+                         deletes_min_files=3)
+    assert [f.path for g in groups for f in g.files] == ["backfill5"]  # rewritten alone to apply its deletes

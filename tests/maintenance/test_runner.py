@@ -7,10 +7,12 @@ import json
 from prometheus_client import CollectorRegistry
 
 from connector.channel.commit import commit_table, schema_rounds
+from connector.channel.coordinator import CycleReport
 from connector.channel.offsets import committed_offsets
 from connector.channel.worker import new_pipeline
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.maintenance import compaction
 from connector.maintenance.compaction import live_data_files
 from connector.maintenance.runner import Maintainer
 from connector.metrics import JobMetrics
@@ -133,3 +135,26 @@ def test_table_properties_win_over_the_connectors_keys():
     assert (policy.max_snapshot_age_ms, policy.min_snapshots_to_keep) == (7, 2)  # Iceberg's own keys first
     assert not policy.delete_old_metadata and not policy.enabled
     assert table_policy({"icefloe.maintenance.snapshot.min-to-keep": "4"}, keys).min_snapshots_to_keep == 4
+
+
+def test_the_round_after_a_backfill_keeps_its_full_size_files_and_compacts_the_small_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(compaction, "BACKFILL_FILE_ROWS", 10)  # a backfill task's least range, scaled down
+    config = SinkConfig.parse(sink_props(unique("maint"), "t", "db.events", tmp_path,
+                                         **{"icefloe.maintenance.compaction.min-input-files": "2"}))
+    catalog = load_catalog(config.props)
+    sizes = [2, 2, 2, 10, 10, 5]  # three streaming commits before, then the backfill's three cycles
+    snapshots, start = [], 0
+    for n, size in enumerate(sizes):
+        offsets = range(start, start + size)
+        files = write(config, offsets, [{"id": o} for o in offsets])
+        snapshots.append(commit_table(catalog, config, "db.events", files, {("t", 0): offsets[-1] + 1}, f"c{n}", None))
+        start += size
+    backfill = [CycleReport(snapshots={"db.events": snapshot}) for snapshot in snapshots[3:]]
+
+    report = Maintainer(config, catalog).after_backfill(backfill)
+
+    table = catalog.load_table("db.events")
+    files, _ = live_data_files(table, None)
+    assert sorted(f.record_count for f in files) == [10, 10, 11]  # the two full-size files as written
+    assert report.tables["db.events"].compaction.files_removed == 4
+    assert sorted(ids_by_both(table)) == list(range(sum(sizes)))

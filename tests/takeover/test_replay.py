@@ -192,3 +192,26 @@ def test_an_unreadable_control_record_of_this_connector_stops_the_takeover(kafka
     with pytest.raises(TakeoverError, match=rf"Control record {control}\[1\]@\d+ of group {config.group_id} "
                                             r"cannot be read .* icefloe.takeover=none"):
         plan(load_catalog(props), config, conf, [(topic, 0), (topic, 1)])
+
+
+def test_a_fresh_connector_without_a_control_topic_checks_with_one_metadata_request(kafka_broker, tmp_path,
+                                                                                     monkeypatch):
+    from connector.kafka import topics
+    from connector.takeover import replay
+
+    config = SinkConfig.parse(sink_props(unique("fresh"), "t", "db.fresh", tmp_path,
+                                         **{"iceberg.control.topic": unique("no-control")}),
+                              {"bootstrap.servers": kafka_broker.bootstrap})
+    requests = []
+    real = topics._topic_partitions
+    monkeypatch.setattr(topics, "_topic_partitions", lambda *args: requests.append(args) or real(*args))
+
+    def never(*args, **kwargs):
+        raise AssertionError("the takeover read Kafka beyond the metadata")
+
+    for reader in ("read_range", "end_offsets", "earliest_offsets", "read_group_offsets"):
+        monkeypatch.setattr(replay, reader, never)
+
+    client = {"bootstrap.servers": kafka_broker.bootstrap}
+    assert replay.take_over_if_needed(load_catalog(config.props), config, client, [("t", 0)]) is None
+    assert len(requests) == 1

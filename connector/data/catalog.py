@@ -21,6 +21,7 @@ translates what differs:
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 from urllib.parse import quote, urlsplit
 
@@ -28,6 +29,8 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.catalog import load_catalog as _pyiceberg_load_catalog
 
 from connector.api.errors import ConfigException
+
+log = logging.getLogger(__name__)
 
 CATALOG_NAME_KEY = "iceberg.catalog"
 CATALOG_PREFIX = "iceberg.catalog."
@@ -73,7 +76,7 @@ def load_catalog(config: dict[str, str]) -> Catalog:
     name, props = catalog_properties(config)
     translated, defaulted = pyiceberg_properties(props)
     try:
-        return _pyiceberg_load_catalog(name, **translated)
+        return _load_racing_creators(name, translated)
     except ConfigException:
         raise
     except Exception as e:
@@ -85,6 +88,26 @@ def load_catalog(config: dict[str, str]) -> Catalog:
                 f"({type(e).__name__}: {e}); set {TYPE_KEY} (rest, sql, glue, hive, jdbc)",
             ) from e
         raise
+
+
+def _load_racing_creators(name: str, translated: dict[str, str]) -> Catalog:
+    """pyiceberg's catalog; once more when another process created a new SQL catalog's tables meanwhile.
+
+    pyiceberg's SQL catalog creates its tables when first opened, checking first: two jobs started
+    at once on a new catalog can both find them missing, and the slower one's CREATE then fails with
+    "already exists". The tables are there by then, so opening it again succeeds.
+    """
+    if translated.get("type") != "sql":
+        return _pyiceberg_load_catalog(name, **translated)
+    from sqlalchemy.exc import DBAPIError
+
+    try:
+        return _pyiceberg_load_catalog(name, **translated)
+    except DBAPIError as exc:
+        if "already exists" not in str(exc):
+            raise
+        log.info("Catalog %s: another process created its tables meanwhile; opening it again", name)
+        return _pyiceberg_load_catalog(name, **translated)
 
 
 def pyiceberg_properties(props: dict[str, str], *, create_folders: bool = True) -> tuple[dict[str, str], bool]:

@@ -109,3 +109,31 @@ def test_s3_file_io_translation() -> None:
 def test_unknown_io_impl_rejected() -> None:
     with pytest.raises(ConfigException, match="io-impl"):
         pyiceberg_properties({"type": "rest", "io-impl": "com.example.MyIO"})
+
+
+def test_a_new_sql_catalog_opened_by_two_jobs_at_once_opens_in_both(tmp_path: Path, monkeypatch) -> None:
+    # Two jobs started at once on a new SQLite catalog: both find its tables missing, the other
+    # creates them first, and this one's CREATE fails "already exists" — then it opens it again.
+    from pyiceberg.catalog.sql import SqlCatalogBaseTable
+
+    from connector.data import catalog as module
+
+    real = module._pyiceberg_load_catalog
+    calls = []
+
+    def racing(name, **props):
+        calls.append(name)
+        if len(calls) == 1:
+            other = real(name, **props)  # the other job got there first
+            SqlCatalogBaseTable.metadata.create_all(other.engine, checkfirst=False)  # our CREATE, too late
+        return real(name, **props)
+
+    monkeypatch.setattr(module, "_pyiceberg_load_catalog", racing)
+    config = {"iceberg.catalog.type": "sql", "iceberg.catalog.uri": f"sqlite:///{tmp_path}/c.db",
+              "iceberg.catalog.warehouse": f"file://{tmp_path}/wh"}
+
+    catalog = load_catalog(config)
+
+    assert isinstance(catalog, SqlCatalog) and len(calls) == 2
+    catalog.create_namespace("db")
+    assert [ns for ns in catalog.list_namespaces()] == [("db",)]

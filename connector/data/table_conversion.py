@@ -32,7 +32,7 @@ from connector.config.sink_config import SinkConfig
 from connector.data.cdc_ops import row_changes
 from connector.data.collapse import positions_table
 from connector.data.errant import SINK_TASK_CLASS, TASK_PUT, ErrorHandler, mark
-from connector.data.record_converter import NAME_MAPPING_PROPERTY, RecordConversionError
+from connector.data.record_converter import RecordConversionError, name_mapping_of
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
 from connector.data.table_rows import MAPS, RECORDS, TYPED, TableRows, not_committed
@@ -194,7 +194,7 @@ class TableConversion:
 
     def _convert_typed(self, state: TableState, rows: TableRows) -> pa.Table:
         """Connect-typed rows in the table's schema; Declined where the per-record result could differ."""
-        if self.config.iceberg.case_insensitive or state.table.properties.get(NAME_MAPPING_PROPERTY):
+        if self.config.iceberg.case_insensitive or name_mapping_of(state.table):
             raise Declined("columns looked up case-insensitively or through a name mapping")
         try:
             updates = state.record_converter.schema_updates_for(rows.schema)

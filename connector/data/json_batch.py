@@ -72,10 +72,10 @@ from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
 from connector.data import coercion, temporal
 from connector.data.record_converter import (
-    NAME_MAPPING_PROPERTY,
     ConversionResult,
     RecordConversionError,
     RecordConverter,
+    name_mapping_of,
 )
 from connector.data.schema_update import SchemaUpdates
 from connector.data.value_converters import storage_type
@@ -354,8 +354,7 @@ class JsonBatchConverter:
     @classmethod
     def for_table(cls, table: Table, *, evolve: bool, **options: Any) -> "JsonBatchConverter":
         """A converter for ``table``'s current schema and name mapping."""
-        mapping = table.properties.get(NAME_MAPPING_PROPERTY)
-        return cls(table.schema(), evolve=evolve, name_mapping=mapping, **options)
+        return cls(table.schema(), evolve=evolve, name_mapping=name_mapping_of(table), **options)
 
     @property
     def slow_batches(self) -> int:

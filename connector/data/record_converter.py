@@ -86,6 +86,11 @@ from connector.data.value_converters import (
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
 
+def name_mapping_of(table: Table) -> str | None:
+    """The table's name mapping (JSON), through which its columns are looked up; None without one."""
+    return table.properties.get(NAME_MAPPING_PROPERTY)
+
+
 class RecordConversionError(DataException):
     """Converting the value at ``index`` of the batch failed; ``cause`` says why."""
 
@@ -193,8 +198,7 @@ class RecordConverter:
     @classmethod
     def for_table(cls, table: Table, *, evolve: bool, **options: Any) -> "RecordConverter":
         """A converter for ``table``'s current schema and name mapping."""
-        mapping = table.properties.get(NAME_MAPPING_PROPERTY)
-        return cls(table.schema(), evolve=evolve, name_mapping=mapping, **options)
+        return cls(table.schema(), evolve=evolve, name_mapping=name_mapping_of(table), **options)
 
     # --- API ----------------------------------------------------------------------
 

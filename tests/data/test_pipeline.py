@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.api.record import SinkRecord
-from connector.data.pipeline import RAW_JSON, RECORDS, TableRows, not_committed
+from connector.data.table_rows import RAW_JSON, RECORDS, TableRows, not_committed
 
 TOPICS = st.sampled_from(["a", "b"])
 

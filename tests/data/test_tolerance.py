@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from connector.data.decoder import RecordConversionFailed
 from connector.data.errant import ErrantRecord
-from connector.data.pipeline import COLUMNAR, PER_RECORD
+from connector.data.strategy import COLUMNAR, PER_RECORD
 from connector.kafka.dlq import DeadLetterQueue, identity, producer_config
 from tests.smt_batch.harness import raw_batch, run_pipeline, sink_props
 

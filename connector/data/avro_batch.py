@@ -44,7 +44,7 @@ from connector.api.logical import Date, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.schema import Schema, Type
 from connector.data.avro_sizes import check_aligned
-from connector.data.registry_frame import FRAME, common_frame, has_schema_id_headers
+from connector.data.registry_frame import FRAME, common_frame, framed_values
 from connector.data.typed_batch import DecodedBatch, is_union, spread_rows
 
 _SYNC = bytes(range(16))  # the file's sync marker: any 16 bytes, the same in header and block
@@ -59,11 +59,7 @@ class AvroBatchReader:
 
     def decode(self, topic: str, values: pa.Array, headers: pa.Array) -> DecodedBatch:
         """Decode the non-null ``values`` of one batch (nulls stay null rows)."""
-        if has_schema_id_headers(headers):
-            raise Declined("schema ids in record headers")
-        present = values.drop_null()
-        if len(present) == 0:
-            raise Declined("only tombstones")
+        present = framed_values(values, headers)
         prefix = common_frame(present)
         try:
             plan = self.converter.columnar_plan(topic, prefix)

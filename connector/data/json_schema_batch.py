@@ -53,7 +53,7 @@ from connector.data.json_payloads import (
     typed,
     unsupported,
 )
-from connector.data.registry_frame import FRAME, common_frame, has_schema_id_headers
+from connector.data.registry_frame import FRAME, common_frame, framed_values
 from connector.data.typed_batch import DecodedBatch
 from converters.confluent.json_schema_data import JSON_TYPE_ONE_OF
 from converters.confluent.sum_types import is_generalized_union
@@ -67,12 +67,7 @@ class JsonSchemaBatchReader:
 
     def decode(self, topic: str, values: pa.Array, headers: pa.Array) -> DecodedBatch:
         """The non-null ``values`` of one batch (and their ``headers``) as a struct array, one row each."""
-        if has_schema_id_headers(headers):
-            raise Declined("schema ids in record headers")
-        if len(values) == 0:
-            raise Declined("only tombstones")
-        if not pa.types.is_binary(values.type):
-            values = values.cast(pa.binary())
+        values = framed_values(values, headers)
         frame = common_frame(values)
         try:
             plan = self.converter.columnar_plan(topic, frame)

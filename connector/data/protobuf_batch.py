@@ -49,7 +49,7 @@ from connector.api.declined import Declined
 from connector.api.errors import DataException
 from connector.api.lru import LRUCache
 from connector.data.protobuf_columns import MessageColumns, column_reader
-from connector.data.registry_frame import common_frame, has_schema_id_headers
+from connector.data.registry_frame import common_frame, framed_values
 from connector.data.typed_batch import DecodedBatch
 from converters.confluent import wire_format
 
@@ -67,12 +67,7 @@ class ProtobufBatchReader:
 
     def decode(self, topic: str, values: pa.Array, headers: pa.Array) -> DecodedBatch:
         """The non-null ``values`` of one batch (and their ``headers``) as a struct array, one row each."""
-        if has_schema_id_headers(headers):
-            raise Declined("schema ids in record headers")
-        if len(values) == 0:
-            raise Declined("only tombstones")
-        if not pa.types.is_binary(values.type):
-            values = values.cast(pa.binary())
+        values = framed_values(values, headers)
         header = _common_header(values)
         try:
             plan = self.converter.columnar_plan(topic, header)

@@ -17,6 +17,19 @@ from converters.confluent.wire_format import VALUE_SCHEMA_ID_HEADER
 FRAME = 5  # magic byte 0 + 4-byte schema id
 
 
+def framed_values(values: pa.Array, headers: pa.Array) -> pa.Array:
+    """A batch's ``values`` (its non-null ones, as binary) for a registry strategy to read as one schema.
+
+    Declined when a record names its schema in a header instead of a frame, or when no value is left.
+    """
+    if has_schema_id_headers(headers):
+        raise Declined("schema ids in record headers")
+    present = values.drop_null() if values.null_count else values
+    if len(present) == 0:
+        raise Declined("only tombstones")
+    return present if pa.types.is_binary(present.type) else present.cast(pa.binary())
+
+
 def has_schema_id_headers(headers: pa.Array) -> bool:
     """Whether a record of the batch carries its value's schema id in a header."""
     keys = pc.list_flatten(headers).field("key") if len(headers) else pa.array([], pa.string())

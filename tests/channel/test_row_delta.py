@@ -25,6 +25,7 @@ from connector.data.position_deletes import write_position_deletes
 from connector.data.writer import write_data_files
 from tests.data.conftest import make_catalog
 from tests.support.duckdb_iceberg import scan
+from tests.support.positions import positions_of
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(),
                                                                                 required=False))
@@ -48,19 +49,6 @@ def write(table: Table, ids, region: str = "eu") -> list:
     """Data files holding ``ids`` (in this order) in ``region``."""
     rows = pa.Table.from_pylist([{"id": i, "region": region} for i in ids], schema=table.schema().as_arrow())
     return write_data_files(table, rows, task_id="test")
-
-
-def positions_of(table: Table, files: list, doomed: set[int]) -> pa.Table:
-    """(file_path, pos) of the rows of ``files`` whose id is in ``doomed``."""
-    paths, positions = [], []
-    for data_file in files:
-        with table.io.new_input(data_file.file_path).open() as stream:
-            ids = pq.read_table(stream, columns=["id"]).column("id").to_pylist()
-        for pos, value in enumerate(ids):
-            if value in doomed:
-                paths.append(data_file.file_path)
-                positions.append(pos)
-    return pa.table({"file_path": pa.array(paths, pa.string()), "pos": pa.array(positions, pa.int64())})
 
 
 def pyiceberg_ids(table: Table, snapshot_id: int | None = None) -> list[int]:

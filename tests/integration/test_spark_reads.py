@@ -10,7 +10,6 @@ partition. The Kafka end to end runs are in test_upserts.py, which compares Spar
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -29,6 +28,7 @@ from connector.maintenance.compaction import compact
 from connector.maintenance.policy import table_policy
 from tests.integration.harness import sink_props, unique
 from tests.support import duckdb_iceberg, spark_iceberg
+from tests.support.positions import positions_of
 
 pytestmark = pytest.mark.integration
 
@@ -68,25 +68,13 @@ class UpsertTable:
             added += write_data_files(table, mine, task_id="spark-reads")
         live = [f.file for f in live_files(table, None).data]
         doomed = set(upserts) | set(deletes)
-        positions = self._positions(table, live, doomed)
+        positions = positions_of(table, live, doomed)
         deletes_files = write_position_deletes(table, positions, {f.file_path: f for f in live})
         props = summary_properties({("t", 0): self.commits}, self.config.group_id, f"c{self.commits}", None)
         commit_row_delta(table, "main", props, added_data=added, added_deletes=deletes_files)
         for key in deletes:
             self.rows.pop(key, None)
         self.rows.update({r["id"]: r for r in rows})
-
-    @staticmethod
-    def _positions(table, files: list, doomed: set[int]) -> pa.Table:
-        paths, positions = [], []
-        for data_file in files:
-            with table.io.new_input(data_file.file_path).open() as stream:
-                ids = pq.read_table(stream, columns=["id"]).column("id").to_pylist()
-            for pos, value in enumerate(ids):
-                if value in doomed:
-                    paths.append(data_file.file_path)
-                    positions.append(pos)
-        return pa.table({"file_path": pa.array(paths, pa.string()), "pos": pa.array(positions, pa.int64())})
 
     def raw_row_count(self) -> int:
         """Rows in the live data files, before any delete applies: what a reader ignoring deletes returns."""

@@ -13,7 +13,7 @@ from tests.confluent import serialization_context, unique
 from tests.data import test_json_envelope_pipeline as envelope
 from tests.data.test_avro_pipeline import EVENT, _serializer, events
 from tests.smt_batch.harness import KAFKA, per_record_and_columnar, raw_batch, sink_props
-from tests.smt_batch.strategies import PREDICATES
+from tests.smt_batch.strategies import chains
 from tests.smt_batch.test_pipeline import assert_same_tables
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -117,29 +117,10 @@ def _set_metadata(draw) -> dict[str, str]:
 STAGES = [_insert, _replace, _mask, _hoist, _extract, _filter, _cast, _timestamp, _flatten, _set_metadata]
 
 
-@st.composite
-def typed_chains(draw) -> dict[str, str]:
-    """A connector config fragment: 1-3 stages with typed batch forms, some with predicates."""
-    config: dict[str, str] = {}
-    aliases, predicates = [], []
-    for index in range(draw(st.integers(1, 3))):
-        alias = f"s{index}"
-        aliases.append(alias)
-        stage = draw(st.sampled_from(STAGES))(draw)
-        if stage["type"].endswith(".Filter") or draw(st.integers(0, 3)) == 0:
-            chosen = draw(st.sampled_from([0, 2]))  # TopicNameMatches, RecordIsTombstone
-            name = f"p{chosen}"
-            if name not in predicates:
-                predicates.append(name)
-                config.update({f"predicates.{name}.{k}": v for k, v in PREDICATES[chosen].items()})
-            stage["predicate"] = name
-            if draw(st.booleans()):
-                stage["negate"] = "true"
-        config.update({f"transforms.{alias}.{k}": v for k, v in stage.items()})
-    config["transforms"] = ",".join(aliases)
-    if predicates:
-        config["predicates"] = ",".join(predicates)
-    return config
+def typed_chains() -> st.SearchStrategy[dict[str, str]]:
+    """A connector config fragment: 1-3 stages with typed batch forms, some with predicates (TopicNameMatches,
+    RecordIsTombstone: the ones a typed chain takes column-wise)."""
+    return chains(stages=STAGES, predicate_choices=(0, 2))
 
 
 def _stages_event(transforms: dict[str, str], pipeline) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
@@ -206,8 +206,9 @@ PREDICATES = [
 
 
 @st.composite
-def chains(draw, stages=STAGES, max_stages: int = 3) -> dict[str, str]:
-    """A connector config fragment with ``transforms`` (and ``predicates``)."""
+def chains(draw, stages=STAGES, max_stages: int = 3, predicate_choices: Sequence[int] = range(len(PREDICATES))
+           ) -> dict[str, str]:
+    """A connector config fragment with ``transforms`` (and ``predicates``, drawn from ``predicate_choices``)."""
     config: dict[str, str] = {}
     aliases, predicates = [], []
     for index in range(draw(st.integers(1, max_stages))):
@@ -216,7 +217,7 @@ def chains(draw, stages=STAGES, max_stages: int = 3) -> dict[str, str]:
         stage = draw(st.sampled_from(stages))(draw)
         use_predicate = stage["type"].endswith(".Filter") or draw(st.integers(0, 3)) == 0
         if use_predicate:
-            predicate = draw(st.sampled_from(range(len(PREDICATES))))
+            predicate = draw(st.sampled_from(predicate_choices))
             name = f"p{predicate}"
             if name not in predicates:
                 predicates.append(name)

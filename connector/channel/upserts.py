@@ -51,7 +51,7 @@ def commit_upserts(table: Table, branch: str, properties: Mapping[str, str], dat
     try:
         snapshot_id = commit_row_delta(table, branch, dict(properties), added_data=list(data_files),
                                        added_deletes=delete_files)
-    except Exception:
+    except BaseException:  # whatever failed the commit is re-raised; this only cleans up after it
         for delete_file in delete_files:  # never referenced by a snapshot: remove them now
             table.io.delete(delete_file.file_path)
         raise

@@ -103,6 +103,8 @@ class SinkJob:
         self.maintainer = Maintainer(config, self.coordinator.catalog, metrics=metrics)
 
     def _max_tasks(self) -> int:
+        if getattr(self.runner, "bridging", False):
+            return 1  # read in the driver while Spark starts: one consumer, one file per table partition
         if not self.until_caught_up or self._cycle_records <= self.config.icefloe.driver_max_records:
             return self.config.connect.tasks_max  # (a small cycle runs in the driver: no Spark to wait for)
         # a backfill is not capped by tasks.max nor by the partition count
@@ -175,14 +177,18 @@ class SinkJob:
         driver_rounds = getattr(self.runner, "driver_rounds", 0)
         report = self.coordinator.run_cycle(self.runner, start, end)
         if report:
-            where = " (tasks in the driver)" if getattr(self.runner, "driver_rounds", 0) > driver_rounds else ""
+            where = ""
+            if getattr(self.runner, "driver_rounds", 0) > driver_rounds:
+                bridged = getattr(self.runner, "bridging", False)
+                where = " (in the driver while Spark starts)" if bridged else " (tasks in the driver)"
             log.info("Cycle %d: %d records%s, rows %s, %.1fs", self.coordinator.cycle_number,
                      report.records_read, where, report.rows_written, report.seconds)
         return report
 
     def _expect_cycle(self) -> None:
         """Tell the runner the size of the cycle about to run: a Spark session started on demand
-        (``icefloe run``) starts now if the cycle is too large for the driver."""
+        (``icefloe run``) starts now if the cycle is too large for the driver, and the cycle runs
+        in the driver while it starts (``icefloe.driver.while-spark-starts``)."""
         expect = getattr(self.runner, "expect_cycle", None)
         if expect is not None:
-            expect(self._cycle_records, self.config.icefloe.driver_max_records)
+            expect(self._cycle_records, self.config.icefloe)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from typing import Callable
 
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
@@ -32,6 +33,9 @@ from connector.kafka.range_reader import RangeReader, read_range
 log = logging.getLogger(__name__)
 
 READ_BATCH_SIZE = 50_000
+
+#: Whether a task should stop reading now (at a batch boundary), besides its deadline
+StopEarly = Callable[[], bool]
 PROBE_RECORDS = 1_000
 
 
@@ -52,8 +56,11 @@ def new_pipeline(config: SinkConfig, task_id: str, **options) -> TaskPipeline:
 class SinkTask:
     """Runs one assignment: read its ranges and feed the pipeline, stopping at a schema need."""
 
-    def __init__(self, assignment: TaskAssignment):
+    def __init__(self, assignment: TaskAssignment, stop_early: StopEarly | None = None):
+        """``stop_early``: asked after each batch, as the deadline is (a task run in the driver while
+        Spark starts stops once Spark is up: :mod:`connector.spark.runner`)."""
         self.assignment = assignment
+        self.stop_early = stop_early
         config = assignment.config
         self.pipeline = new_pipeline(config, assignment.task_id)
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
@@ -78,9 +85,9 @@ class SinkTask:
     def _read(self, reader: RangeReader, rng: OffsetRange) -> int | None:
         """Process one range; the offset to resume from if a schema change is needed first.
 
-        Past the assignment's deadline the range is left after its first batch (or
-        the batch in hand): every range gets some progress each cycle, so a partition
-        with a large backlog cannot starve the ones after it.
+        Past the assignment's deadline (or told to stop early) the range is left after
+        its first batch (or the batch in hand): every range gets some progress each
+        cycle, so a partition with a large backlog cannot starve the ones after it.
         """
         for batch in reader.read(rng):
             if batch.num_rows == 0:
@@ -93,7 +100,7 @@ class SinkTask:
                 return first_offset
             self.result.track(batch)
             fault_point("task.mid-batch")
-            if self._past_deadline():
+            if self._stop_reading():
                 reached = self.result.next_offsets[rng.key]
                 if reached < rng.end:
                     self.result.cut_short[rng.key] = reached
@@ -101,18 +108,21 @@ class SinkTask:
         self.result.next_offsets[rng.key] = rng.end  # the range's end, past any gaps (compaction, markers)
         return None
 
-    def _past_deadline(self) -> bool:
+    def _stop_reading(self) -> bool:
+        """Past the assignment's deadline, or told to stop early."""
         deadline = self.assignment.deadline
-        return deadline is not None and time.time() >= deadline
+        if deadline is not None and time.time() >= deadline:
+            return True
+        return self.stop_early is not None and self.stop_early()
 
 
-def run_task(assignment: TaskAssignment) -> TaskResult:
+def run_task(assignment: TaskAssignment, stop_early: StopEarly | None = None) -> TaskResult:
     """Entry point on the executor. Connect errors, and faults of a service the task uses (object
     storage, the catalog, the registry: :func:`connector.channel.retry.transient`), come back in the
     result, not as a crash: the coordinator fails the cycle, or runs it again when every failure was
     transient."""
     try:
-        return SinkTask(assignment).run()
+        return SinkTask(assignment, stop_early).run()
     except Exception as exc:
         retriable = transient(exc)
         if not retriable and not isinstance(exc, ConnectException):
@@ -122,13 +132,13 @@ def run_task(assignment: TaskAssignment) -> TaskResult:
                           trace=traceback.format_exc(), retriable=retriable)
 
 
-def run_task_isolated(assignment: TaskAssignment) -> TaskResult:
+def run_task_isolated(assignment: TaskAssignment, stop_early: StopEarly | None = None) -> TaskResult:
     """``run_task`` for a worker that isolates task failures: any exception comes back in the result.
 
     One failing task then fails only itself, not the Spark job that runs its siblings.
     """
     try:
-        return run_task(assignment)
+        return run_task(assignment, stop_early)
     except Exception as exc:  # noqa: BLE001 - reported as the task's failure, with its trace
         log.error("Task %s failed: %s", assignment.task_id, exc)
         return TaskResult(task_id=assignment.task_id, error=f"{type(exc).__name__}: {exc}",

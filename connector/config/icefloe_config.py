@@ -11,6 +11,7 @@ COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
 TRANSIENT_RETRY_TIMEOUT = "icefloe.transient.retry-timeout-ms"
 DRIVER_MAX_RECORDS = "icefloe.driver.max-records"
+DRIVER_WHILE_SPARK_STARTS = "icefloe.driver.while-spark-starts"
 TAKEOVER = "icefloe.takeover"
 
 # Table maintenance (connector/maintenance/): on by default, between commit cycles.
@@ -46,6 +47,13 @@ ICEFLOE_CONFIG = (
             "starting Spark at all, and a quiet stream's cycles skip a Spark job's scheduling. Larger "
             "cycles run on Spark; `icefloe run` starts its Spark session at the first of them. `0`: every "
             "cycle on Spark")
+    .define(DRIVER_WHILE_SPARK_STARTS, ConfigType.BOOLEAN, True, None, "medium",
+            "while the Spark session is still starting (its JVM, then a Python worker with a task's imports "
+            "on every executor core), a larger cycle runs its tasks in the driver too, as one task, and stops "
+            "reading at the first batch boundary after Spark is up: it commits what it read and the next "
+            "cycle runs on Spark from there. A backlog then starts landing at once instead of after Spark's "
+            "start-up (seconds on one machine, longer on a cluster waiting for executors). Off with "
+            "`false`, or when `icefloe.driver.max-records` is `0`")
     .define(TAKEOVER, ConfigType.STRING, "auto", valid_string("auto", "control-topic", "none"), "medium",
             "taking over from a Java Iceberg sink of the same connector (docs/migration.md). `auto`: when a "
             "table's newest offsets are a Java sink's control-topic key, or the tables hold no icefloe offsets "
@@ -121,6 +129,7 @@ class IcefloeConfig:
     commit_max_records: int  # 0: unbounded
     transient_retry_timeout_ms: int = 300_000  # -1: forever
     driver_max_records: int = 20_000  # 0: always on Spark
+    driver_while_spark_starts: bool = True
     takeover: str = "auto"
     maintenance: MaintenanceConfig = MaintenanceConfig()
 
@@ -140,5 +149,6 @@ def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
         deletes_min_files=values[DELETES_MIN_FILES], deletes_min_ratio=values[DELETES_MIN_RATIO])
     return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
                          transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT],
-                         driver_max_records=values[DRIVER_MAX_RECORDS], takeover=values[TAKEOVER],
+                         driver_max_records=values[DRIVER_MAX_RECORDS],
+                         driver_while_spark_starts=values[DRIVER_WHILE_SPARK_STARTS], takeover=values[TAKEOVER],
                          maintenance=maintenance)

@@ -520,7 +520,8 @@ class IcebergStreamWriter(DataSourceStreamArrowWriter):
 
 #: Keys of icefloe's own commit cycles (``icefloe run``, the REST worker), which this format does not run.
 CYCLE_KEYS = frozenset({"iceberg.control.commit.interval-ms", "iceberg.control.commit.timeout-ms",
-                        "icefloe.commit.max-records", "icefloe.driver.max-records"})
+                        "icefloe.commit.max-records", "icefloe.driver.max-records",
+                        "icefloe.driver.while-spark-starts"})
 
 
 class IcebergDataSource(DataSource):

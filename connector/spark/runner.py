@@ -10,13 +10,15 @@ task, no rows crossing the Python/JVM boundary).
 from __future__ import annotations
 
 import logging
+import os
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.worker import run_task, run_task_isolated
+from connector.config.icefloe_config import IcefloeConfig
 from connector.spark.on_demand import OnDemandSession
 
 log = logging.getLogger(__name__)
@@ -43,25 +45,36 @@ def fits_in_driver(records: int, limit: int) -> bool:
 class SparkTaskRunner:
     """Runs assignments on a Spark cluster (or ``local[*]``), one Spark partition each.
 
-    Takes a SparkSession, a Future of one that is still starting, or an
+    Takes a SparkSession or SparkContext, a Future of one that is still starting, or an
     :class:`~connector.spark.on_demand.OnDemandSession` that starts one only when a
     cycle too large for the driver is coming (:meth:`expect_cycle`): the job
     prepares its first cycle meanwhile, and waits for the session only to run tasks.
     With ``isolate_failures`` (the REST worker) a task that raises comes back as a
     failed :class:`TaskResult` instead of failing the Spark job of its siblings.
-    A round small enough (:func:`runs_in_driver`) runs in the driver process instead.
+
+    A round small enough (:func:`runs_in_driver`) runs in the driver process instead,
+    and so does a cycle that :meth:`expect_cycle` found Spark still starting for
+    (``icefloe.driver.while-spark-starts``): its tasks stop reading once Spark is up.
     """
 
     def __init__(self, spark: Any, *, isolate_failures: bool = False):
         self._spark = spark
         self.isolate_failures = isolate_failures
         self.driver_rounds = 0  # rounds of tasks run in the driver (small cycles, runs_in_driver)
+        self.bridging = False  # the coming cycle runs in the driver until Spark is up (expect_cycle)
+        self._handed_over = False  # a bridging cycle has seen Spark come up (logged once)
 
     @property
     def spark(self) -> Any:
         if isinstance(self._spark, OnDemandSession):
             return self._spark.start().result()
         return self._spark.result() if isinstance(self._spark, Future) else self._spark
+
+    @property
+    def context(self) -> Any:
+        """The SparkContext the tasks run on (the runner may have been given a session)."""
+        spark = self.spark
+        return getattr(spark, "sparkContext", spark)
 
     def session_ready(self, timeout: float) -> bool:
         """Whether the session is up, waiting at most ``timeout`` seconds; raises if it failed to start."""
@@ -73,28 +86,54 @@ class SparkTaskRunner:
                 return False
         return True
 
-    def expect_cycle(self, records: int, driver_limit: int) -> None:
-        """A cycle over ``records`` offsets is about to be planned: one too large for the driver
-        starts an on-demand session now, in the background, so it comes up while the driver
-        probes the first records and creates tables."""
-        if isinstance(self._spark, OnDemandSession) and not self._spark.started \
-                and not fits_in_driver(records, driver_limit):
+    def expect_cycle(self, records: int, config: IcefloeConfig) -> None:
+        """Decide where the cycle about to be planned, over ``records`` offsets, runs its tasks.
+
+        One too large for the driver starts an on-demand session now, in the background, so it
+        comes up while the driver probes the first records and creates tables. If the session is
+        not up yet, the cycle runs in the driver meanwhile (:attr:`bridging`) and stops reading
+        once it is: the job plans it as a single task, and commits what it read.
+        """
+        self.bridging = self._handed_over = False
+        if fits_in_driver(records, config.driver_max_records):
+            return
+        if isinstance(self._spark, OnDemandSession) and not self._spark.started:
             log.info("Starting Spark: the cycle covers %d offsets, more than icefloe.driver.max-records (%d)",
-                     records, driver_limit)
+                     records, config.driver_max_records)
             self._spark.start()
+        if config.driver_while_spark_starts and config.driver_max_records > 0 and not self.session_ready(0):
+            log.info("Spark is starting: the driver reads this cycle until it is up")
+            self.bridging = True
 
     @property
     def default_parallelism(self) -> int:
-        return self.spark.sparkContext.defaultParallelism
+        return self.context.defaultParallelism
 
     def __call__(self, assignments: Sequence[TaskAssignment]) -> list[TaskResult]:
         if not assignments:
             return []
         task = run_task_isolated if self.isolate_failures else run_task
+        if self.bridging:
+            self.driver_rounds += 1
+            return [task(assignment, self._spark_came_up) for assignment in assignments]
         if runs_in_driver(assignments):
             self.driver_rounds += 1
             return [task(assignment) for assignment in assignments]
-        context = self.spark.sparkContext
+        return self._on_spark(task, assignments)
+
+    def _spark_came_up(self) -> bool:
+        """A bridging task's signal to stop reading: the session is up (or failed to start, which the
+        next cycle reports when it asks for the session)."""
+        starting = self._spark.start() if isinstance(self._spark, OnDemandSession) else self._spark
+        up = not isinstance(starting, Future) or starting.done()
+        if up and not self._handed_over:
+            self._handed_over = True
+            log.info("Spark is up: the driver's cycle stops reading here, the next cycle runs on Spark")
+        return up
+
+    def _on_spark(self, task: Callable[[TaskAssignment], TaskResult],
+                  assignments: Sequence[TaskAssignment]) -> list[TaskResult]:
+        context = self.context
         try:
             context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
             return context.parallelize(list(assignments), len(assignments)).map(task).collect()
@@ -108,6 +147,27 @@ class SparkTaskRunner:
             # nothing of the cycle is visible before its commit: the job may run it again (connector.channel.retry)
             raise RetriableException(f"A Spark executor's Python worker died during the tasks of "
                                      f"{assignments[0].task_id}.. ({WORKER_CRASHED})") from exc
+
+
+def warm_up(context: Any) -> Any:
+    """``context`` once every executor core has a Python worker that has imported a task's modules.
+
+    Spark starts its Python workers at the first task, and each then imports pyarrow,
+    confluent-kafka, pyiceberg and icefloe: seconds of a cold start that would otherwise
+    fall inside the first cycle. A tiny job, one task per core, pays them up front;
+    the workers are reused (``spark.python.worker.reuse``) by the cycles after it.
+    """
+    slots = context.defaultParallelism
+    context.setJobDescription("icefloe: starting the executors' Python workers")
+    context.parallelize(range(slots), slots).map(import_task_modules).collect()
+    return context
+
+
+def import_task_modules(_slot: int) -> int:
+    """Runs on an executor: imports what :func:`connector.channel.worker.run_task` needs."""
+    import connector.channel.worker  # noqa: F401 - the import is the point
+
+    return os.getpid()
 
 
 def _jvm_exit_code(context: Any) -> int | None:

@@ -1,7 +1,8 @@
 """What a user times: ``icefloe run CONFIG --until-caught-up`` from the command to its exit.
 
 Each run is a fresh process (Spark, Python workers and imports included) on a
-fresh table. The peak memory is the largest sum of resident set sizes over the
+fresh table. The time ends when the command exits (a Spark JVM it started
+stops itself after that; the next run waits for it to be gone). The peak memory is the largest sum of resident set sizes over the
 command's whole process tree (driver, Spark JVM, Python workers), sampled
 every 100 ms from ``/proc`` (Linux).
 """
@@ -40,8 +41,16 @@ def run_cli(props: dict[str, str], bootstrap: str, work: Path, spark_conf: dict[
                                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
     peak = _PeakRss(process.pid)
     peak.start()
-    out, err = process.communicate(timeout=1800)
-    seconds = time.perf_counter() - began
+    drained: dict[str, str] = {}
+    readers = [threading.Thread(target=lambda name=name, stream=stream: drained.update({name: stream.read()}))
+               for name, stream in (("out", process.stdout), ("err", process.stderr))]
+    for reader in readers:
+        reader.start()
+    process.wait(timeout=1800)
+    seconds = time.perf_counter() - began  # the command's exit, as `time icefloe run ...` shows it
+    for reader in readers:  # the Spark JVM, if one started, stops itself after the command exited and
+        reader.join()       # holds the pipes until then: the next run starts only once it is gone
+    out, err = drained["out"], drained["err"]
     peak.stop()
     if process.returncode != 0:
         raise SystemExit(f"{props['name']}: icefloe run exited {process.returncode}:\n{err[-3000:]}")

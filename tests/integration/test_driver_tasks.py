@@ -14,6 +14,7 @@ from concurrent.futures import Future
 import pytest
 
 from connector.channel.messages import TaskAssignment
+from connector.config.icefloe_config import IcefloeConfig
 from connector.config.sink_config import SinkConfig
 from connector.kafka.offsets import OffsetRange
 from connector.spark.on_demand import OnDemandSession
@@ -55,13 +56,14 @@ def test_an_on_demand_session_starts_only_for_a_cycle_too_large_for_the_driver(t
     session = OnDemandSession(lambda: built.append("session") or "a session")
     runner = SparkTaskRunner(session)
 
-    runner.expect_cycle(100, 100)
+    config = IcefloeConfig(commit_max_records=0, driver_max_records=100)
+    runner.expect_cycle(100, config)
     runner(_assignments(tmp_path, "100", 40, 60))
     assert not session.started
 
-    runner.expect_cycle(101, 100)
+    runner.expect_cycle(101, config)
     assert session.start().result(timeout=10) == "a session" and built == ["session"]
-    runner.expect_cycle(5_000, 100)
+    runner.expect_cycle(5_000, config)
     assert built == ["session"]  # started once
 
 
@@ -101,12 +103,21 @@ def test_icefloe_run_on_a_small_topic_never_starts_a_spark_jvm(kafka_broker, tmp
 
 @pytest.mark.integration
 def test_icefloe_run_starts_spark_for_a_cycle_larger_than_the_driver_limit(kafka_broker, tmp_path):
-    run, _ = _run_and_report_jvm(kafka_broker, tmp_path, 300, **{"icefloe.driver.max-records": "100"})
+    run, _ = _run_and_report_jvm(kafka_broker, tmp_path, 300, **{"icefloe.driver.max-records": "100",
+                                                                  "icefloe.driver.while-spark-starts": "false"})
     assert "JVM started: True" in run.stdout
     assert "Starting Spark: the cycle covers 300 offsets" in run.stderr
     # it starts before the driver probes the first records to create the table: the two overlap
     assert run.stderr.index("Starting Spark") < run.stderr.index("Task probe")
-    assert "(tasks in the driver)" not in run.stderr
+    assert "Cycle 1: 300 records, rows" in run.stderr  # its tasks ran on Spark
+
+
+@pytest.mark.integration
+def test_icefloe_run_reads_in_the_driver_while_spark_starts(kafka_broker, tmp_path):
+    run, _ = _run_and_report_jvm(kafka_broker, tmp_path, 300, **{"icefloe.driver.max-records": "100"})
+    assert "JVM started: True" in run.stdout
+    # 300 records take far less than a JVM's start: the driver read them all before Spark was up
+    assert "Cycle 1: 300 records (in the driver while Spark starts)" in run.stderr
 
 
 @pytest.mark.integration

@@ -2,9 +2,10 @@
 
 Each run is a fresh process (Spark, Python workers and imports included) on a
 fresh table. The time ends when the command exits (a Spark JVM it started
-stops itself after that; the next run waits for it to be gone). The peak memory is the largest sum of resident set sizes over the
-command's whole process tree (driver, Spark JVM, Python workers), sampled
-every 100 ms from ``/proc`` (Linux).
+stops itself after that; the next run waits for it to be gone). The peak
+memory is the largest sum of resident set sizes over the command's whole
+process tree (driver, Spark JVM, Python workers), sampled every 100 ms from
+``/proc`` (Linux).
 """
 
 from __future__ import annotations

@@ -116,12 +116,13 @@ class _Asgi:
 
 
 def _start_spark(pairs: list[str]) -> Future:
-    """The worker's one Spark session, started off the main thread so HTTP answers at once."""
+    """The worker's one Spark context (its tasks are RDD jobs: no Spark SQL session), started off the
+    main thread so HTTP answers at once."""
     from connector.cli import _spark_conf
     from connector.spark.on_demand import start_in_background
-    from connector.spark.session import build_session
+    from connector.spark.session import build_context
 
-    return start_in_background(build_session, "icefloe-worker", _spark_conf(pairs))
+    return start_in_background(build_context, "icefloe-worker", _spark_conf(pairs))
 
 
 def _stop_spark(spark: Future) -> None:

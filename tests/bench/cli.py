@@ -59,6 +59,16 @@ def run_cli(props: dict[str, str], bootstrap: str, work: Path, spark_conf: dict[
     return CliRun(seconds, summary["records_read"], peak.peak_bytes / 1e6)
 
 
+def time_script(arguments: list[str]) -> float:
+    """Seconds from starting ``python ARGUMENTS`` to its exit; fails loudly unless it exits 0."""
+    began = time.perf_counter()
+    run = subprocess.run([sys.executable, *arguments], capture_output=True, text=True, timeout=1800)
+    seconds = time.perf_counter() - began
+    if run.returncode != 0:
+        raise SystemExit(f"{' '.join(arguments)} exited {run.returncode}:\n{run.stderr[-3000:]}")
+    return seconds
+
+
 class _PeakRss(threading.Thread):
     """Samples the resident memory of a process and all its descendants."""
 

@@ -240,13 +240,14 @@ class Coordinator:
     @staticmethod
     def _as_far_as_reached(results: list[TaskResult], start: dict[TopicPartition, int],
                            covered: dict[TopicPartition, int], report: CycleReport) -> dict[TopicPartition, int]:
-        """``covered`` with each partition a task stopped at its deadline ending where it stopped (a partial
-        commit; a partition it read nothing of is left out)."""
+        """``covered`` with each partition a task stopped early (its deadline, or Spark up while it ran in the
+        driver) ending where it stopped (a partial commit; a partition it read nothing of is left out)."""
         reached = {tp: offset for result in results for tp, offset in result.cut_short.items()}
         if not reached:
             return covered
-        log.info("Cycle reached iceberg.control.commit.timeout-ms: committing what its tasks read, %d "
-                 "partition(s) short of the cycle's end (the next cycle reads on)", len(reached))
+        log.info("Cycle cut short (iceberg.control.commit.timeout-ms, or Spark came up while the driver read): "
+                 "committing what its tasks read, %d partition(s) short of the cycle's end (the next cycle reads "
+                 "on)", len(reached))
         partial = {tp: reached.get(tp, end) for tp, end in covered.items()}
         partial = {tp: offset for tp, offset in partial.items() if offset > start[tp]}
         report.next_offsets = dict(partial)

@@ -20,6 +20,8 @@ DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     # Python worker reuse keeps executors' imports warm; turning it off costs ~3x.
     "spark.python.worker.reuse": "true",
+    # Executors fork their Python workers from a daemon that has imported a task's modules already.
+    "spark.python.daemon.module": "connector.spark.worker_daemon",
 }
 
 

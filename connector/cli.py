@@ -107,6 +107,7 @@ def _load(args) -> SinkConfig:
 
 
 def _run(config: SinkConfig, args, console: Any = None) -> int:
+    from connector.gc_tuning import freeze_startup_objects
     from connector.job import SinkJob, StopSignal
     from connector.spark.on_demand import OnDemandSession
     from connector.spark.runner import SparkTaskRunner, warm_up
@@ -134,6 +135,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     try:
         job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
                       progress_bar=bar, metrics=metrics)
+        freeze_startup_objects()  # the driver reads records too (small cycles, and while Spark starts)
         if bar is not None:
             with bar:
                 summary = job.run()

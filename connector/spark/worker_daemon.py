@@ -10,7 +10,9 @@ forks, they come to every worker for free (shared copy-on-write), so a cold
 executor's workers start at once and share those pages.
 
 Only imports happen before the fork: no thread pool, consumer or file is
-opened here (a forked child must not inherit running threads).
+opened here (a forked child must not inherit running threads). The imported
+objects are then frozen out of the cyclic garbage collector
+(:func:`connector.gc_tuning.freeze_startup_objects`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import pyspark.worker  # noqa: F401 - the module every forked worker runs
 from pyspark.daemon import manager
 
 import connector.channel.worker  # noqa: F401 - a task's modules, imported before the fork
+from connector.gc_tuning import freeze_startup_objects
 
 if __name__ == "__main__":
+    freeze_startup_objects()
     manager()

@@ -1,7 +1,9 @@
-"""Executors fork their Python workers from icefloe's daemon, which has imported a task's modules already."""
+"""Executors fork their Python workers from icefloe's daemon, which has imported a task's modules already
+and frozen them out of the cyclic garbage collector."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -10,17 +12,20 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-def _worker_facts(_slot: int) -> tuple[str, bool]:
-    """Runs on an executor: the command line of the process this worker was forked from, and whether
-    a task's modules were in memory before this function imported anything."""
+def _worker_facts(_slot: int) -> tuple[str, bool, int]:
+    """Runs on an executor: the command line of the process this worker was forked from, whether
+    a task's modules were in memory before this function imported anything, and how many objects
+    the cyclic garbage collector leaves alone (frozen)."""
     with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
         parent = handle.read().replace(b"\0", b" ").decode()
-    return parent, "connector.channel.worker" in sys.modules and "pyiceberg.table" in sys.modules
+    imported = "connector.channel.worker" in sys.modules and "pyiceberg.table" in sys.modules
+    return parent, imported, gc.get_freeze_count()
 
 
 def test_python_workers_are_forked_from_the_warm_daemon(spark):
     facts = spark.sparkContext.parallelize(range(2), 2).map(_worker_facts).collect()
 
-    for parent, imported in facts:
+    for parent, imported, frozen in facts:
         assert "-m connector.spark.worker_daemon" in parent
         assert imported
+        assert frozen > 50_000  # the startup heap: pyarrow, pyiceberg, confluent-kafka, icefloe

@@ -16,7 +16,9 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from typing import Callable
+from typing import Callable, Iterable
+
+import pyarrow as pa
 
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
@@ -29,6 +31,7 @@ from connector.faults import fault_point
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import OffsetRange
 from connector.kafka.range_reader import RangeReader, read_range
+from connector.kafka.read_ahead import ReadAhead
 
 log = logging.getLogger(__name__)
 
@@ -85,11 +88,19 @@ class SinkTask:
     def _read(self, reader: RangeReader, rng: OffsetRange) -> int | None:
         """Process one range; the offset to resume from if a schema change is needed first.
 
+        The next batch is read while this one is processed (:class:`ReadAhead`).
+        """
+        with ReadAhead(reader.read(rng), name=f"read-ahead {rng.topic}[{rng.partition}]") as batches:
+            return self._process(batches, rng)
+
+    def _process(self, batches: Iterable[pa.RecordBatch], rng: OffsetRange) -> int | None:
+        """Feed ``batches`` of ``rng`` to the pipeline; the offset to resume from if a schema change is needed.
+
         Past the assignment's deadline (or told to stop early) the range is left after
         its first batch (or the batch in hand): every range gets some progress each
         cycle, so a partition with a large backlog cannot starve the ones after it.
         """
-        for batch in reader.read(rng):
+        for batch in batches:
             if batch.num_rows == 0:
                 continue
             needs = self.pipeline.process(batch)

@@ -76,9 +76,13 @@ class SparkTaskRunner:
         spark = self.spark
         return getattr(spark, "sparkContext", spark)
 
+    def _starting(self) -> Any:
+        """The session, or the Future of one still starting (an on-demand one is started now)."""
+        return self._spark.start() if isinstance(self._spark, OnDemandSession) else self._spark
+
     def session_ready(self, timeout: float) -> bool:
         """Whether the session is up, waiting at most ``timeout`` seconds; raises if it failed to start."""
-        starting = self._spark.start() if isinstance(self._spark, OnDemandSession) else self._spark
+        starting = self._starting()
         if isinstance(starting, Future):
             try:
                 starting.result(timeout=timeout)
@@ -124,7 +128,7 @@ class SparkTaskRunner:
     def _spark_came_up(self) -> bool:
         """A bridging task's signal to stop reading: the session is up (or failed to start, which the
         next cycle reports when it asks for the session)."""
-        starting = self._spark.start() if isinstance(self._spark, OnDemandSession) else self._spark
+        starting = self._starting()
         up = not isinstance(starting, Future) or starting.done()
         if up and not self._handed_over:
             self._handed_over = True

@@ -75,17 +75,21 @@ def payload_lines(values: pa.Array, start: int, *, closing: bool) -> bytes:
     if np.count_nonzero(block < 0x20) != len(values):
         raise Declined("a control character or line break in a payload")
     lines = block.tobytes()
-    _check_lax_tokens(lines, int(np.max(np.diff(offsets))))
+    _check_lax_tokens(lines, block, int(np.max(np.diff(offsets))))
     return lines
 
 
-def _check_lax_tokens(lines: bytes, longest: int) -> None:
-    """Declined on what Arrow's reader accepts and Jackson refuses (in any field, read or not)."""
-    if (b"NaN" in lines or b"Inf" in lines) and _NON_FINITE.search(lines):
+def _check_lax_tokens(lines: bytes, block: np.ndarray, longest: int) -> None:
+    """Declined on what Arrow's reader accepts and Jackson refuses (in any field, read or not).
+
+    ``block`` is ``lines`` as bytes of numpy: the regular expressions run only where it holds
+    their first letters (one vectorised scan each instead of a text search per pattern).
+    """
+    if (_holds(block, b"NaN") or _holds(block, b"Inf")) and _NON_FINITE.search(lines):
         raise Declined("NaN or Infinity in a payload")
     if longest > _MAX_NUMBER_LENGTH and _LONG_NUMBER.search(lines):
         raise Declined(f"a number longer than {_MAX_NUMBER_LENGTH} characters in a payload")
-    if (b"e-" in lines or b"E-" in lines) and _TINY_NUMBER.search(lines):
+    if (_holds(block, b"e-") or _holds(block, b"E-")) and _TINY_NUMBER.search(lines):
         raise Declined("a number with a three-digit negative exponent in a payload")
     whole = pa.Array.from_buffers(pa.binary(), 1, [None, pa.array([0, len(lines)], pa.int32()).buffers()[1],
                                                    pa.py_buffer(lines)])
@@ -93,6 +97,16 @@ def _check_lax_tokens(lines: bytes, longest: int) -> None:
         whole.cast(pa.string())
     except pa.ArrowInvalid as exc:
         raise Declined("invalid UTF-8 in a payload") from exc
+
+
+def _holds(block: np.ndarray, token: bytes) -> bool:
+    """Whether ``token`` occurs in ``block``: the positions of its first byte, then the bytes after them."""
+    starts = np.flatnonzero(block[:len(block) - len(token) + 1] == token[0])
+    for shift, byte in enumerate(token[1:], start=1):
+        if len(starts) == 0:
+            return False
+        starts = starts[block[starts + shift] == byte]
+    return len(starts) > 0
 
 
 def read_rows(lines: bytes, row_type: pa.StructType, count: int, longest: int) -> pa.StructArray:

@@ -128,11 +128,28 @@ def create_namespaces(catalog: Catalog, identifier: str) -> None:
     namespace = Catalog.namespace_from(identifier)
     for depth in range(1, len(namespace) + 1):
         level = namespace[:depth]
-        try:
-            catalog.create_namespace(level)
+        if _create_namespace(catalog, level):
             log.info("Created namespace %s", ".".join(level))
-        except (NamespaceAlreadyExistsError, ForbiddenError):
-            pass
+
+
+def _create_namespace(catalog: Catalog, level: tuple[str, ...]) -> bool:
+    """Create ``level``; False when it exists already (or the catalog does not let icefloe create it).
+
+    pyiceberg's SQL catalog checks, then inserts: of two jobs started at the same moment, the slower
+    one can find the namespace missing and then have its insert refused by the database's unique key
+    (an IntegrityError, not NamespaceAlreadyExistsError). The namespace is there by then.
+    """
+    from sqlalchemy.exc import IntegrityError
+
+    try:
+        catalog.create_namespace(level)
+        return True
+    except (NamespaceAlreadyExistsError, ForbiddenError):
+        return False
+    except IntegrityError:
+        if not catalog.namespace_exists(level):
+            raise
+        return False
 
 
 def _create(catalog: Catalog, identifier: str, schema: Schema, spec, properties: dict[str, str]) -> Table:

@@ -127,3 +127,23 @@ def test_id_columns_that_cannot_be_identifier_fields(catalog: Catalog, caplog) -
                          auto_create=True, id_columns=("missing",))
     assert table.schema().identifier_field_ids == []
     assert "Creating db.append without identifier fields: Id column missing of table db.append" in caplog.text
+
+
+def test_a_namespace_another_job_created_between_the_catalogs_check_and_its_insert(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    # pyiceberg's SQL catalog checks, then inserts; the database refuses the insert of the slower job
+    catalog, other = make_catalog(tmp_path), make_catalog(tmp_path)
+    real_exists = catalog.namespace_exists
+    checked = []
+
+    def exists(namespace) -> bool:
+        checked.append(namespace)
+        return len(checked) > 1 and real_exists(namespace)  # the slower job's check finds it missing ...
+
+    monkeypatch.setattr(catalog, "namespace_exists", exists)
+    other.create_namespace("db")  # ... while the other job creates it
+    schema = infer_iceberg_schema({"id": 1})
+
+    table = ensure_table(catalog, "db.raced", sample_schema=schema, partition_by=[], properties={}, auto_create=True)
+
+    assert table.name() == ("db", "raced")

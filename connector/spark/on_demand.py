@@ -37,7 +37,10 @@ def start_in_background(function: Callable[..., Any], *args: Any, **kwargs: Any)
 
 
 class OnDemandSession:
-    """Starts a session with ``build()`` in the background on the first :meth:`start`, never before."""
+    """Starts a session with ``build()`` in the background on the first :meth:`start`, never before.
+
+    It is never stopped from Python: its JVM stops itself once this process exits (``icefloe run``).
+    """
 
     def __init__(self, build: Callable[[], Any]):
         self._build = build
@@ -54,10 +57,3 @@ class OnDemandSession:
             if self._future is None:
                 self._future = start_in_background(self._build)
             return self._future
-
-    def stop(self) -> None:
-        """Stop the session if it is up. One still starting is left to die with this process
-        (its JVM exits when the pipe to Python closes)."""
-        future = self._future
-        if future is not None and future.done() and future.exception() is None:
-            future.result().stop()

@@ -30,13 +30,11 @@ the guess sticks for later batches.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -86,7 +84,7 @@ NUMBER, STRING = "number", "string"
 _KIND_CHANGE = re.compile(r"Column\(/([^/)]*)\) changed from (\w+) to (\w+)")
 _EXACT_DOUBLE_LIMIT = 2.0**53
 _INT32 = (-(2**31), 2**31 - 1)
-_OPEN_BRACE = ord("{")
+_OPEN_BRACE, _NEWLINE, _CARRIAGE_RETURN = ord("{"), ord("\n"), ord("\r")
 
 # Decline reasons that name no key: keys come from the data, and reasons are counted.
 _NEW_COLUMN = "a key the table lacks (a new column)"
@@ -368,17 +366,18 @@ class JsonBatchConverter:
         ``declines`` and kept in ``last_decline_reason``.
         """
         try:
-            table = self.convert_fast(values)
-        except Declined as declined:
-            self.last_decline_reason = declined.reason
-            self.declines[declined.reason] += 1
-            log.debug("JSON fast path declined: %s", declined.reason)
+            table = self.convert_fast(pa.array(values, pa.binary()))
+        except (Declined, pa.ArrowTypeError) as declined:
+            reason = declined.reason if isinstance(declined, Declined) else "non-bytes value"
+            self.last_decline_reason = reason
+            self.declines[reason] += 1
+            log.debug("JSON fast path declined: %s", reason)
             return self.records.convert(decode_json_values(values))
         self.fast_batches += 1
         return ConversionResult(table, SchemaUpdates())
 
-    def convert_fast(self, values: Sequence[bytes]) -> pa.Table:
-        """The table :meth:`convert` gives, column-wise, with no schema updates.
+    def convert_fast(self, values: pa.Array) -> pa.Table:
+        """The table :meth:`convert` gives for ``values`` (binary), column-wise, with no schema updates.
 
         Raises :class:`Declined` (with a reason) when the result could differ,
         and whenever the per-record path would raise or ask for schema updates:
@@ -386,7 +385,7 @@ class JsonBatchConverter:
         """
         if self._disabled:
             raise Declined(self._disabled)
-        if not values:
+        if not len(values):
             raise Declined("empty batch")
         with guarded("JSON batch conversion"):
             return self._fast(values)
@@ -438,21 +437,21 @@ class JsonBatchConverter:
 
     # --- fast path ------------------------------------------------------------------
 
-    def _fast(self, values: Sequence[bytes]) -> pa.Table:
-        parsed = self._read(_valid_utf8(_joined_objects(values)))
+    def _fast(self, values: pa.Array) -> pa.Table:
+        parsed = self._read(_joined_lines(values))
         if parsed.num_rows != len(values):
             raise Declined("values are not one object each")
         self._check_unexpected(parsed)
         return pa.Table.from_arrays([self._finish(c, parsed) for c in self._columns], schema=self.arrow_schema)
 
-    def _read(self, joined: bytes) -> pa.Table:
+    def _read(self, joined: pa.Buffer) -> pa.Table:
         flipped: set[str] = set()
         while True:
             schema = pa.schema([pa.field(c.name, c.choice[0]) for c in self._columns if c.choice is not None])
             options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
             try:
                 table = pa_json.read_json(
-                    io.BytesIO(joined),
+                    pa.BufferReader(joined),
                     read_options=pa_json.ReadOptions(use_threads=False, block_size=_block_size(joined)),
                     parse_options=options,
                 )
@@ -527,33 +526,7 @@ def _unreadable(error: pa.ArrowException, kind_change: str) -> Declined:
     return Declined("JSON pyarrow cannot read (syntax, duplicate keys, ...)")
 
 
-def _valid_utf8(joined: bytes) -> bytes:
-    """``joined``, if it is valid UTF-8; else Declined (pyarrow's reader would keep invalid strings,
-    the per-record JSON reader rejects them)."""
-    try:
-        joined.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Declined("invalid UTF-8") from None
-    return joined
-
-
-def _joined_objects(values: Sequence[bytes]) -> bytes:
-    """The values joined by newlines, if each is one line starting with ``{``; else decline.
-
-    pyarrow skips empty lines and reads ``{..} {..}`` as two rows, so with
-    every line non-empty, "as many rows as values" means one object per value.
-    """
-    try:
-        first_bytes = set(map(itemgetter(0), values))
-    except (IndexError, TypeError):
-        raise Declined("empty or non-bytes value") from None
-    joined = b"\n".join(values)
-    if first_bytes != {_OPEN_BRACE} or b"\r" in joined or joined.count(b"\n") != len(values) - 1:
-        raise Declined("not one single-line JSON object per value")
-    return joined
-
-
-def _block_size(joined: bytes) -> int:
+def _block_size(joined: pa.Buffer) -> int:
     # one block: a row never straddles blocks, and type inference sees the whole batch
     return max(1 << 20, len(joined) + 1)
 
@@ -721,7 +694,7 @@ def _parse_objects(values: pa.Array) -> ParsedObjects:
     present = values.drop_null() if values.null_count else values
     if len(present) == 0:
         return ParsedObjects(_empty_struct(len(values), np.ones(len(values), dtype=bool)), frozenset())
-    joined = _valid_utf8(_joined_array(present))
+    joined = _joined_lines(present)
     table = _read_inferred(joined)
     if table.num_rows != len(present):
         raise Declined("values are not one object each")
@@ -747,19 +720,32 @@ def _empty_struct(length: int, nulls) -> pa.StructArray:
     return pa.StructArray.from_buffers(pa.struct([]), length, buffers)
 
 
-def _joined_array(values: pa.Array) -> bytes:
-    """The values (binary, no nulls), each followed by a newline; Declined unless each is one line with ``{``."""
+def _joined_lines(values: pa.Array) -> pa.Buffer:
+    """The values (binary), each followed by a newline, as one document for the JSON reader.
+
+    Declined unless each value is one line starting with ``{`` (pyarrow skips
+    empty lines and reads ``{..} {..}`` as two rows: with every line non-empty,
+    "as many rows as values" then means one object per value), and unless the
+    text is valid UTF-8 (pyarrow's reader would keep invalid strings, the
+    per-record JSON reader rejects them). Checked on Arrow's buffers, with no
+    Python object per value.
+    """
+    if values.null_count:
+        raise Declined("a null value")
     joined = pc.binary_join_element_wise(values, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
     offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
-    data = joined.buffers()[2]
-    text = data.to_pybytes()[offsets[0]:offsets[-1]] if data is not None else b""
-    starts = offsets[:-1] - offsets[0]
     if np.any(np.diff(offsets) < 2):
         raise Declined("empty value")
-    first = np.frombuffer(text, dtype=np.uint8)[starts]
-    if not np.all(first == _OPEN_BRACE) or b"\r" in text or text.count(b"\n") != len(values):
+    lines = joined.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    text = np.frombuffer(lines, dtype=np.uint8)
+    if (not np.all(text[offsets[:-1] - offsets[0]] == _OPEN_BRACE) or np.count_nonzero(text == _NEWLINE) != len(values)
+            or np.count_nonzero(text == _CARRIAGE_RETURN)):
         raise Declined("not one single-line JSON object per value")
-    return text
+    try:
+        values.cast(pa.string())  # validates UTF-8; no copy
+    except pa.ArrowInvalid:
+        raise Declined("invalid UTF-8") from None
+    return lines
 
 
 #: Deeper Arrow types than this are left to the per-record path (whose JSON reader has a nesting
@@ -777,14 +763,14 @@ def _check_depth(schema: pa.Schema) -> None:
         stack.extend((arrow_type.field(i).type, depth + 1) for i in range(arrow_type.num_fields))
 
 
-def _read_inferred(joined: bytes) -> pa.Table:
+def _read_inferred(joined: pa.Buffer) -> pa.Table:
     """The objects with inferred types, read again with those types declared when the first read
     is not usable: pyarrow reads date-like strings as timestamps (JsonConverter keeps strings), and
     (pyarrow 26) builds invalid list arrays when a list's element type is only known after a null.
     """
     options = pa_json.ReadOptions(use_threads=False, block_size=_block_size(joined))
     try:
-        table = pa_json.read_json(io.BytesIO(joined), read_options=options)
+        table = pa_json.read_json(pa.BufferReader(joined), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _unreadable(e, _MIXED_KINDS) from e
     _check_depth(table.schema)
@@ -792,7 +778,7 @@ def _read_inferred(joined: bytes) -> pa.Table:
         return table
     schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])
     try:
-        table = pa_json.read_json(io.BytesIO(joined), read_options=options,
+        table = pa_json.read_json(pa.BufferReader(joined), read_options=options,
                                   parse_options=pa_json.ParseOptions(explicit_schema=schema))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _unreadable(e, _MIXED_KINDS) from e

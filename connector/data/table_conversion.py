@@ -141,7 +141,7 @@ class TableConversion:
                     return state.json_converter.convert_struct(rows.values), None
                 if rows.form == TYPED:
                     return self._convert_typed(state, rows), None
-                return state.json_converter.convert_fast(rows.values.to_pylist()), None
+                return state.json_converter.convert_fast(rows.values), None
             except Declined as declined:
                 raise Declined(f"conversion ({declined.reason})") from declined
         if self.errors.tolerant:

@@ -116,6 +116,9 @@ def test_iso_timestamps_flip_the_guess_once() -> None:
         [b'{"id": 1} {"id": 2}', b'{"id": 3}'],
         [b'{"id": 1, "id": 2}'],
         [b'{"id": 1,\n "name": "x"}'],
+        [b'{"id": 1,\r "name": "x"}'],
+        [b'{"id": 1, "name": "\xff"}'],
+        [b'{"id": 1, "name": "\xc3"}', b'\xa9"}'],
         [b'{"id": "12", "amount": "1.5", "active": "TRUE", "name": 7}'],
         [b'{"id": 1.9, "ts": 1.5e12}'],
         [b'{"id": 1}', b'{"name": "no id"}'],
@@ -331,10 +334,26 @@ def test_declines_of_batches_that_are_not_single_line_objects_and_of_name_mappin
         {"the table has a name mapping": 2}
 
 
+def test_convert_fast_reads_a_slice_of_a_batch_as_the_same_values_copied() -> None:
+    values = pa.array(encode([{**RECORD, "id": i, "name": f"n{i}"} for i in range(10)]), pa.binary())
+    converter = JsonBatchConverter(SMALL, evolve=False)
+    sliced = converter.convert_fast(values.slice(3, 4))
+    assert sliced.equals(converter.convert_fast(pa.array(values.slice(3, 4).to_pylist(), pa.binary())))
+    assert sliced.column("id").to_pylist() == [3, 4, 5, 6]
+
+
+def test_convert_fast_declines_null_and_empty_values() -> None:
+    converter = JsonBatchConverter(SMALL, evolve=False)
+    with pytest.raises(Declined, match="^a null value$"):
+        converter.convert_fast(pa.array([b'{"id": 1}', None], pa.binary()))
+    with pytest.raises(Declined, match="^empty value$"):
+        converter.convert_fast(pa.array([b'{"id": 1}', b""], pa.binary()))
+
+
 def test_convert_fast_and_convert_struct_raise_the_reason() -> None:
     converter = JsonBatchConverter(TYPES, evolve=False)
     with pytest.raises(Declined, match="^value out of range$"):
-        converter.convert_fast(encode([{"i": 2**31}]))
+        converter.convert_fast(pa.array(encode([{"i": 2**31}]), pa.binary()))
     with pytest.raises(Declined, match="^value out of range$"):
         converter.convert_struct(pa.array([{"i": 2**31}]))
     with pytest.raises(Declined, match="^values are not maps$"):

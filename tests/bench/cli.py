@@ -61,12 +61,17 @@ def run_cli(props: dict[str, str], bootstrap: str, work: Path, spark_conf: dict[
 
 def time_script(arguments: list[str]) -> float:
     """Seconds from starting ``python ARGUMENTS`` to its exit; fails loudly unless it exits 0."""
+    return run_script(arguments)[0]
+
+
+def run_script(arguments: list[str]) -> tuple[float, str]:
+    """(seconds from starting ``python ARGUMENTS`` to its exit, what it printed); fails loudly unless it exits 0."""
     began = time.perf_counter()
     run = subprocess.run([sys.executable, *arguments], capture_output=True, text=True, timeout=1800)
     seconds = time.perf_counter() - began
     if run.returncode != 0:
         raise SystemExit(f"{' '.join(arguments)} exited {run.returncode}:\n{run.stderr[-3000:]}")
-    return seconds
+    return seconds, run.stdout
 
 
 class _PeakRss(threading.Thread):

@@ -7,6 +7,7 @@ from tests.bench.raw_consume import (
     read_range_records_per_second,
     sample_records,
 )
+from tests.bench.run import hand_rolled_rate, raw_consume_rate
 from tests.support.tansu import create_topic, produce
 
 
@@ -22,3 +23,11 @@ def test_raw_and_read_range_rates_over_a_small_topic(kafka_broker, topic_name):
     assert raw_consume_records_per_second(kafka_broker.bootstrap, topic, 2000, timeout=30) > 0
     rate, rows = read_range_records_per_second(kafka_broker.bootstrap, topic)
     assert rows == 2000 and rate > 0
+
+
+def test_the_baselines_run_as_scripts_of_their_own(kafka_broker, topic_name, tmp_path):
+    topic = topic_name()
+    create_topic(kafka_broker.bootstrap, topic, partitions=2)
+    produce(kafka_broker.bootstrap, topic, sample_records(2000))
+    assert raw_consume_rate(kafka_broker.bootstrap, topic, records=2000) > 0
+    assert hand_rolled_rate(kafka_broker.bootstrap, topic, tmp_path / "hand", records=2000) > 0

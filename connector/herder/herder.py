@@ -17,14 +17,23 @@ import sqlite3
 import subprocess
 import threading
 from concurrent.futures import Future
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+from connector.channel.retry import transient
 from connector.config.providers import ConfigProviders
 from connector.config.sink_config import SinkConfig
 from connector.herder.connector_runtime import ConnectorRuntime
-from connector.herder.errors import AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError, StartingError
+from connector.herder.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConnectRestError,
+    ForbiddenError,
+    NotFoundError,
+    StartingError,
+)
 from connector.herder.sink_offsets import (
     ALTERED,
     RESET,
@@ -322,22 +331,39 @@ class Herder:
 
     def offsets(self, name: str) -> dict:
         runtime = self._get(name, f"Connector {name} not found")
-        return offsets_body(self._sink_offsets(runtime).current())
+        with self._catalog_reached(name, "retrieve"):
+            return offsets_body(self._sink_offsets(runtime).current())
 
     def alter_offsets(self, name: str, body: dict) -> dict:
         changes = parse_alter_request(body)
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
             self._require_stopped(runtime)
-            self._sink_offsets(runtime).alter(changes)
+            with self._catalog_reached(name, "alter"):
+                self._sink_offsets(runtime).alter(changes)
         return {"message": ALTERED}
 
     def reset_offsets(self, name: str) -> dict:
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
             self._require_stopped(runtime)
-            self._sink_offsets(runtime).reset()
+            with self._catalog_reached(name, "reset"):
+                self._sink_offsets(runtime).reset()
         return {"message": RESET}
+
+    @staticmethod
+    @contextmanager
+    def _catalog_reached(name: str, verb: str) -> Iterator[None]:
+        """A sink's offsets live in its tables (and the partitions they cover in Kafka): a catalog, storage or
+        broker that cannot be reached gets Connect's answer to an offsets store it cannot read, a 500
+        naming the connector and the cause."""
+        try:
+            yield
+        except Exception as exc:
+            if not transient(exc):
+                raise
+            raise ConnectRestError(f"Failed to {verb} the offsets of sink connector {name}, as what holds them "
+                                   f"could not be reached: {type(exc).__name__}: {exc}") from exc
 
     # --- the dead letter queue ----------------------------------------------------------------
 

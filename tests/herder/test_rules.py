@@ -7,7 +7,13 @@ from concurrent.futures import Future
 
 import pytest
 
-from connector.herder.errors import AlreadyExistsError, BadRequestError, NotFoundError, StartingError
+from connector.herder.errors import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConnectRestError,
+    NotFoundError,
+    StartingError,
+)
 from connector.herder.herder import Herder
 from connector.herder.sink_offsets import parse_alter_request
 from connector.herder.store import ConnectorStore
@@ -100,6 +106,17 @@ def test_states_and_configs_survive_a_new_herder_on_the_same_data_dir(tmp_path):
     second.delete_connector("s")
     second.shutdown()
     assert [c.name for c in ConnectorStore(data_dir).load()] == ["p"]
+
+
+def test_offsets_behind_an_unreachable_catalog_are_a_500_naming_the_connector_and_the_cause(idle_herder, tmp_path):
+    unreachable = {**props(tmp_path), "iceberg.catalog.type": "rest", "iceberg.catalog.uri": "http://127.0.0.1:1"}
+    idle_herder.create_connector("c1", unreachable, "STOPPED")
+    with pytest.raises(ConnectRestError, match="^Failed to retrieve the offsets of sink connector c1, as what holds "
+                                               "them could not be reached: ConnectionError: ") as raised:
+        idle_herder.offsets("c1")
+    assert raised.value.status == 500
+    with pytest.raises(ConnectRestError, match="^Failed to reset the offsets of sink connector c1, "):
+        idle_herder.reset_offsets("c1")
 
 
 def test_alter_requests_are_checked_before_the_connector_state(idle_herder, tmp_path):

@@ -3,7 +3,8 @@
 Connectors are created, changed, stopped and deleted by random requests on a
 real herder (its store, its validation, its rules); their jobs wait for a Spark
 session that never comes, so nothing runs, yet every answer must still be
-Connect's shape and never a 5xx.
+Connect's shape and never a 5xx, except Connect's own 500 for offsets whose
+store cannot be reached (the fuzz's configs name a REST catalog nobody serves).
 """
 
 from __future__ import annotations
@@ -42,4 +43,4 @@ def client(kafka_broker, tmp_path_factory):
 @given(method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]), template=test_fuzz.path_templates,
        name=test_fuzz.names, task=test_fuzz.tasks, query=test_fuzz.queries, body=test_fuzz.bodies)
 def test_no_request_gets_a_5xx_from_the_real_herder(client, method, template, name, task, query, body):
-    test_fuzz.test_no_request_gets_a_5xx.hypothesis.inner_test(client, method, template, name, task, query, body)
+    test_fuzz.send_and_check(client, method, template, name, task, query, body, unreachable_offsets_store=True)

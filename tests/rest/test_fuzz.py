@@ -68,11 +68,24 @@ def client():
 @given(method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]), template=path_templates,
        name=names, task=tasks, query=queries, body=bodies)
 def test_no_request_gets_a_5xx(client, method, template, name, task, query, body):
+    send_and_check(client, method, template, name, task, query, body)
+
+
+def send_and_check(client, method, template, name, task, query, body, *, unreachable_offsets_store=False):
+    """Send the request; its answer is not a 5xx and is in Connect's shape.
+
+    ``unreachable_offsets_store``: the real herder's connectors point at a catalog nobody serves, and
+    Connect answers 500 when a sink's offsets store cannot be read: that answer, and only that one.
+    """
     path = template.replace("{n}", quote(name, safe="")).replace("{t}", quote(task, safe="")) + query
     content = body.encode() if isinstance(body, str) else body
     response = client.request(method, path, content=content, headers={"Content-Type": "application/json"})
-    assert response.status_code < 500 or (response.status_code == 503 and template == "/health"), \
-        (method, path, body, response.status_code, response.text)
+    unreadable_offsets = (unreachable_offsets_store and template == "/connectors/{n}/offsets"
+                          and response.status_code == 500
+                          and " offsets of sink connector " in response.json()["message"]
+                          and "could not be reached: " in response.json()["message"])
+    assert response.status_code < 500 or (response.status_code == 503 and template == "/health") \
+        or unreadable_offsets, (method, path, body, response.status_code, response.text)
     if response.status_code >= 400 and template != "/health":  # /health answers {"status", "message"}
         error = response.json()
         assert list(error) == ["error_code", "message"] and error["error_code"] == response.status_code

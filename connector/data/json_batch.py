@@ -366,15 +366,21 @@ class JsonBatchConverter:
         ``declines`` and kept in ``last_decline_reason``.
         """
         try:
-            table = self.convert_fast(pa.array(values, pa.binary()))
-        except (Declined, pa.ArrowTypeError) as declined:
-            reason = declined.reason if isinstance(declined, Declined) else "non-bytes value"
-            self.last_decline_reason = reason
-            self.declines[reason] += 1
-            log.debug("JSON fast path declined: %s", reason)
-            return self.records.convert(decode_json_values(values))
+            array = pa.array(values, pa.binary())
+        except (pa.ArrowTypeError, pa.ArrowInvalid):
+            return self._per_record(values, "non-bytes value")
+        try:
+            table = self.convert_fast(array)
+        except Declined as declined:
+            return self._per_record(values, declined.reason)
         self.fast_batches += 1
         return ConversionResult(table, SchemaUpdates())
+
+    def _per_record(self, values: Sequence[bytes], reason: str) -> ConversionResult:
+        self.last_decline_reason = reason
+        self.declines[reason] += 1
+        log.debug("JSON fast path declined: %s", reason)
+        return self.records.convert(decode_json_values(values))
 
     def convert_fast(self, values: pa.Array) -> pa.Table:
         """The table :meth:`convert` gives for ``values`` (binary), column-wise, with no schema updates.

@@ -107,11 +107,12 @@ class SinkJob:
             return 1  # read in the driver while Spark starts: one consumer, one file per table partition
         if not self.until_caught_up or self._cycle_records <= self.config.icefloe.driver_max_records:
             return self.config.connect.tasks_max  # (a small cycle runs in the driver: no Spark to wait for)
-        # a backfill is not capped by tasks.max nor by the partition count
+        # A backfill runs one task per core Spark has, whatever tasks.max and the partition count: more
+        # tasks would only queue behind each other, each with its own consumer, setup and files.
         parallelism = self._default_parallelism
         if parallelism is None:
-            parallelism = getattr(self.runner, "default_parallelism", 1)
-        return max(self.config.connect.tasks_max, parallelism)
+            parallelism = getattr(self.runner, "default_parallelism", None)
+        return parallelism or self.config.connect.tasks_max
 
     def run(self) -> JobSummary:
         try:

@@ -34,8 +34,9 @@ CONNECT_CONFIG = (
                 "`IcebergSink`)")
     .define("tasks.max", ConfigType.INT, 1, at_least(1), "high",
             "maximum number of tasks (Spark partitions) per commit cycle in streaming mode; with "
-            "`--until-caught-up` the job uses at least Spark's default parallelism and may split one "
-            "partition's range over several tasks")
+            "`--until-caught-up` a cycle on Spark runs one task per core Spark has (its default "
+            "parallelism), whatever `tasks.max`, splitting partitions' ranges so the tasks get the same "
+            "number of records")
     .define("tasks.max.enforce", ConfigType.BOOLEAN, True, importance="low",
             doc="Connect's check that a connector makes no more than `tasks.max` tasks. No effect in icefloe, "
                 "which plans its tasks itself and never reports more than `tasks.max` Connect tasks: `false` is "

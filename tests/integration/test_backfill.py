@@ -100,3 +100,35 @@ def _committed_or_zero(props: dict[str, str], table: str) -> int:
         return _committed(props, table)
     except Exception:  # noqa: BLE001 - polled while the job starts: the table may not exist yet
         return 0
+
+
+class _CountingRunner:
+    """Runs each round's tasks in this process and keeps how many there were; as many cores as Spark would have."""
+
+    def __init__(self, cores: int):
+        self.default_parallelism = cores
+        self.rounds: list[int] = []
+
+    def __call__(self, assignments):
+        from connector.channel.worker import run_task
+
+        self.rounds.append(len(assignments))
+        return [run_task(a) for a in assignments]
+
+
+@pytest.mark.parametrize("tasks_max", ["1", "8"])
+def test_a_backfill_runs_one_task_per_core_whatever_tasks_max(kafka_broker, tmp_path, tasks_max):
+    from connector.job import SinkJob
+
+    topic, table = unique("cores"), "db.cores"
+    create_topic(kafka_broker.bootstrap, topic, partitions=4)
+    produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(400)], 4)
+    props = sink_props(unique("cores"), topic, table, tmp_path,
+                       **{"tasks.max": tasks_max, "icefloe.driver.max-records": "0"})
+    runner = _CountingRunner(cores=3)
+
+    SinkJob(SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap}), runner,
+            until_caught_up=True).run()
+
+    assert runner.rounds and set(runner.rounds) == {3}
+    assert sorted(row["id"] for row in table_rows(props, table)) == list(range(400))

@@ -69,6 +69,7 @@ from pyiceberg.types import (
 from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
 from connector.data import coercion, temporal
+from connector.data.json_payloads import buffers as binary_buffers
 from connector.data.record_converter import (
     ConversionResult,
     RecordConversionError,
@@ -739,7 +740,7 @@ def _joined_lines(values: pa.Array) -> pa.Buffer:
     if values.null_count:
         raise Declined("a null value")
     joined = pc.binary_join_element_wise(values, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
-    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)[joined.offset:joined.offset + len(joined) + 1]
+    offsets, _ = binary_buffers(joined)
     if np.any(np.diff(offsets) < 2):
         raise Declined("empty value")
     lines = joined.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))

@@ -331,7 +331,7 @@ class Herder:
 
     def offsets(self, name: str) -> dict:
         runtime = self._get(name, f"Connector {name} not found")
-        with self._catalog_reached(name, "retrieve"):
+        with self._offsets_store_reached(name, "retrieve"):
             return offsets_body(self._sink_offsets(runtime).current())
 
     def alter_offsets(self, name: str, body: dict) -> dict:
@@ -339,7 +339,7 @@ class Herder:
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
             self._require_stopped(runtime)
-            with self._catalog_reached(name, "alter"):
+            with self._offsets_store_reached(name, "alter"):
                 self._sink_offsets(runtime).alter(changes)
         return {"message": ALTERED}
 
@@ -347,13 +347,13 @@ class Herder:
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
             self._require_stopped(runtime)
-            with self._catalog_reached(name, "reset"):
+            with self._offsets_store_reached(name, "reset"):
                 self._sink_offsets(runtime).reset()
         return {"message": RESET}
 
     @staticmethod
     @contextmanager
-    def _catalog_reached(name: str, verb: str) -> Iterator[None]:
+    def _offsets_store_reached(name: str, verb: str) -> Iterator[None]:
         """A sink's offsets live in its tables (and the partitions they cover in Kafka): a catalog, storage or
         broker that cannot be reached gets Connect's answer to an offsets store it cannot read, a 500
         naming the connector and the cause."""

@@ -23,11 +23,11 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any, Optional
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -70,6 +70,8 @@ RAW_SCHEMA = pa.schema(
 )
 
 _message_error = Message.error
+_message_offset, _message_key, _message_value = Message.offset, Message.key, Message.value
+_message_timestamp, _message_headers = Message.timestamp, Message.headers
 
 # Seconds a partition may look shorter than the range before that is an error.
 _EARLY_END_GRACE = 2.0
@@ -286,49 +288,48 @@ class _RangeCursor:
 
 
 def messages_to_batch(topic: str, partition: int, messages: Sequence[Message]) -> pa.RecordBatch:
-    """Convert records of one partition into a :data:`RAW_SCHEMA` batch."""
-    offsets: list[Optional[int]] = []  # a record always has one (the stub allows None for events)
-    keys: list[Optional[bytes]] = []
-    values: list[Optional[bytes]] = []
-    ts_types: list[int] = []
-    timestamps: list[int] = []
-    headers: list[Any] = []  # a consumed record's: a list of (key, value) pairs, or None
-    # One pass with bound methods: this loop is the per-record cost of a job.
-    add_offset, add_key, add_value = offsets.append, keys.append, values.append
-    add_ts_type, add_ts, add_headers = ts_types.append, timestamps.append, headers.append
-    for message in messages:
-        add_offset(message.offset())
-        add_key(message.key())
-        add_value(message.value())
-        ts_type, ts = message.timestamp()
-        add_ts_type(ts_type)
-        add_ts(ts)
-        add_headers(message.headers())
-    count = len(offsets)
+    """Convert records of one partition, in increasing offset order, into a :data:`RAW_SCHEMA` batch.
+
+    This is the per-record cost of every job, so each field is read with one
+    ``map`` of ``Message``'s own accessor over the batch: a C call per record
+    and no Python frame (a loop reading five fields a record cost 3x as much).
+    """
     columns = [
-        pa.repeat(pa.scalar(topic, pa.string()), count),
-        pa.repeat(pa.scalar(partition, pa.int32()), count),
-        pa.array(offsets, pa.int64()),
-        _timestamp_column(timestamps, ts_types),
-        pa.array(ts_types, pa.int8()),
-        pa.array(keys, pa.binary()),
-        pa.array(values, pa.binary()),
-        _headers_column(headers),
+        pa.repeat(pa.scalar(topic, pa.string()), len(messages)),
+        pa.repeat(pa.scalar(partition, pa.int32()), len(messages)),
+        _offset_column(messages),
+        *_timestamp_columns(messages),
+        pa.array(list(map(_message_key, messages)), pa.binary()),
+        pa.array(list(map(_message_value, messages)), pa.binary()),
+        _headers_column(list(map(_message_headers, messages))),
     ]
     return pa.RecordBatch.from_arrays(columns, schema=RAW_SCHEMA)
 
 
-def _timestamp_column(timestamps: list[int], ts_types: list[int]) -> pa.Array:
-    """Epoch ms, null where the record has no timestamp (type 0 or negative)."""
-    column = pa.array(timestamps, pa.int64())
-    if len(column) == 0 or (pc.min(column).as_py() >= 0 and NO_TIMESTAMP_TYPE not in ts_types):
-        return column
-    missing = pc.or_(pc.less(column, 0), pc.equal(pa.array(ts_types, pa.int8()), NO_TIMESTAMP_TYPE))
-    return pc.if_else(missing, pa.scalar(None, pa.int64()), column)
+def _offset_column(messages: Sequence[Message]) -> pa.Array:
+    """Offsets; a run without gaps (the usual case) is known from its two ends."""
+    if messages:
+        first, last = messages[0].offset(), messages[-1].offset()
+        if first is not None and last is not None and last - first + 1 == len(messages):
+            return pa.array(np.arange(first, last + 1, dtype=np.int64))
+    return pa.array(list(map(_message_offset, messages)), pa.int64())
 
 
-def _headers_column(headers: list[Optional[list[tuple[str, Optional[bytes]]]]]) -> pa.Array:
-    """``list<struct<key, value>>``; records without headers get an empty list."""
+def _timestamp_columns(messages: Sequence[Message]) -> tuple[pa.Array, pa.Array]:
+    """``timestamp`` (epoch ms, null where the record has none: type 0 or negative) and ``timestamp_type``."""
+    pairs = chain.from_iterable(map(_message_timestamp, messages))  # type, ms, type, ms, ...
+    flat = np.fromiter(pairs, dtype=np.int64, count=2 * len(messages)).reshape(-1, 2)
+    types, stamps = flat[:, 0], np.ascontiguousarray(flat[:, 1])
+    missing = (types == NO_TIMESTAMP_TYPE) | (stamps < 0)
+    timestamps = pa.array(stamps, mask=missing) if missing.any() else pa.array(stamps)
+    return timestamps, pa.array(types.astype(np.int8))
+
+
+def _headers_column(headers: list[Any]) -> pa.Array:
+    """``list<struct<key, value>>``; records without headers get an empty list.
+
+    ``headers``: each consumed record's ``Message.headers()``, a list of (key, value) pairs or None.
+    """
     if not any(headers):  # the common case, checked in C
         return pa.ListArray.from_arrays(
             pa.array(np.zeros(len(headers) + 1, dtype=np.int32)), _EMPTY_HEADERS, type=HEADERS_TYPE

@@ -6,6 +6,8 @@ import time
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from confluent_kafka import KafkaError, Message, Producer
 
 from connector.kafka.offsets import OffsetRange, end_offsets
@@ -260,6 +262,36 @@ def test_missing_timestamps_are_null_and_types_kept():
     assert batch.column("value").to_pylist() == [b"a", b"b", None]
     assert batch.column("headers").to_pylist() == [[], [], []]
     assert batch.column("partition").to_pylist() == [2, 2, 2]
+
+
+_header = st.tuples(st.sampled_from(["h1", "h2", "trace"]), st.none() | st.binary(max_size=4))
+_record = st.fixed_dictionaries({
+    "gap": st.sampled_from([1, 1, 1, 2, 5]),  # offsets skipped before it: compaction, transaction markers
+    "key": st.none() | st.binary(max_size=6),
+    "value": st.none() | st.binary(max_size=6),
+    "timestamp": st.tuples(st.sampled_from([NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME]),
+                           st.sampled_from([-1, 0, 1_700_000_000_000]) | st.integers(-5, 2**62)),
+    "headers": st.none() | st.lists(_header, min_size=1, max_size=3),
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(start=st.integers(0, 2**40), records=st.lists(_record, max_size=40))
+def test_a_batch_holds_each_message_field_for_field(start, records):
+    offset, messages = start, []
+    for r in records:
+        offset += r["gap"]
+        messages.append(Message(topic="t", partition=3, offset=offset, key=r["key"], value=r["value"],
+                                timestamp=r["timestamp"], headers=r["headers"]))
+    batch = messages_to_batch("t", 3, messages)
+    assert batch.schema.equals(RAW_SCHEMA)
+    assert batch.to_pylist() == [
+        {"topic": "t", "partition": 3, "offset": m.offset(), "key": m.key(), "value": m.value(),
+         "timestamp": None if m.timestamp()[0] == NO_TIMESTAMP_TYPE or m.timestamp()[1] < 0 else m.timestamp()[1],
+         "timestamp_type": m.timestamp()[0],
+         "headers": [{"key": k, "value": v} for k, v in m.headers() or []]}
+        for m in messages
+    ]
 
 
 def test_raw_schema_matches_spark_arrow_conventions():

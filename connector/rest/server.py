@@ -2,7 +2,7 @@
 
 The worker reads its properties as Connect does, answers HTTP at once (``/health``
 says ``starting`` until the herder is ready) while the one Spark session of the
-worker starts in the background, and serves every listener with uvicorn.
+worker starts in the background, its executors' Python workers warmed, and serves every listener with uvicorn.
 SIGTERM or Ctrl-C stops the listeners, lets the herder finish each job's
 in-flight commit, and exits 0.
 """
@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from connector.api.errors import ConfigException
 from connector.config.providers import ConfigProviders, resolve_worker_properties
+from connector.gc_tuning import freeze_startup_objects
 from connector.kafka.client_config import load_worker_properties
 from connector.metrics import metrics_app
 from connector.rest.app import create_app
@@ -56,6 +57,7 @@ def serve(args: Any) -> int:
         log.error("Invalid worker configuration: %s", exc)
         _stop_spark(spark)
         return 2
+    freeze_startup_objects()  # jobs read records in this process too (cycles small enough for the driver)
     threading.Thread(target=_start_herder, args=(herder, spark, app), name="herder-start", daemon=True).start()
     servers = [_ListenerServer(uvicorn.Config(app, host=listener.bind_host, port=listener.port, log_config=None,
                                               lifespan="off", **ssl))
@@ -117,12 +119,15 @@ class _Asgi:
 
 def _start_spark(pairs: list[str]) -> Future:
     """The worker's one Spark context (its tasks are RDD jobs: no Spark SQL session), started off the
-    main thread so HTTP answers at once."""
+    main thread so HTTP answers at once, with its executors' Python workers started and warm: the
+    first connector deployed does not wait for them in its first cycle."""
     from connector.cli import _spark_conf
     from connector.spark.on_demand import start_in_background
+    from connector.spark.runner import warm_up
     from connector.spark.session import build_context
 
-    return start_in_background(build_context, "icefloe-worker", _spark_conf(pairs))
+    conf = _spark_conf(pairs)
+    return start_in_background(lambda: warm_up(build_context("icefloe-worker", conf)))
 
 
 def _stop_spark(spark: Future) -> None:

@@ -7,6 +7,7 @@ public REST API only) and checked through the API and by reading the tables.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -119,6 +120,33 @@ def _ids(props: dict[str, str]) -> Counter:
         return Counter(row["id"] for row in table_rows(props, props["iceberg.tables"]))
     except NoSuchTableError:  # not before the first commit
         return Counter()
+
+
+def _descendants(pid: int) -> list[str]:
+    """The command lines of every process below ``pid``."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    found, below = [], {pid}
+    for _ in range(8):  # worker -> JVM -> daemon -> forked Python workers
+        below = {child for child, parent in parents.items() if parent in below}
+        for child in below:
+            with contextlib.suppress(OSError):
+                found.append(Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return found
+
+
+def test_a_started_worker_warms_its_executors_python_workers_before_any_connector(worker):
+    """The first connector's first cycle does not pay for forking workers and importing a task's modules."""
+    assert worker.process is not None
+
+    def python_workers() -> int:
+        return sum("connector.spark.worker_daemon" in command for command in _descendants(worker.process.pid))
+
+    worker.wait_until(lambda: python_workers() >= 2, "the executors' Python daemon and a worker forked from it")
+    assert worker.get("/connectors") == []
 
 
 def test_deploy_runs_the_connector_and_a_second_deploy_changes_nothing(worker, kafka_broker, tmp_path, capsys):

@@ -2,7 +2,8 @@
 
 The worker reads its properties as Connect does, answers HTTP at once (``/health``
 says ``starting`` until the herder is ready) while the one Spark session of the
-worker starts in the background, its executors' Python workers warmed, and serves every listener with uvicorn.
+worker starts in the background, its executors' Python workers warmed, and
+serves every listener with uvicorn.
 SIGTERM or Ctrl-C stops the listeners, lets the herder finish each job's
 in-flight commit, and exits 0.
 """

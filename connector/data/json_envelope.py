@@ -70,8 +70,7 @@ class EnvelopeReader:
         _check_envelopes(values, prefix)
         schema = self._schema(prefix)
         lines = payload_lines(values, len(prefix), closing=True)
-        longest = pc.max(pc.binary_length(values)).as_py()
-        parsed = read_rows(lines, arrow_type(schema), len(values), longest)
+        parsed = read_rows(lines, arrow_type(schema), len(values))
         return DecodedBatch(typed(parsed, schema, ""), schema)
 
     def _schema(self, prefix: bytes) -> Schema:

@@ -78,8 +78,7 @@ class JsonSchemaBatchReader:
             raise Declined(f"schema {plan.schema_id} has {reason}")
         _check_objects(values)
         lines = payload_lines(values, FRAME, closing=False)
-        longest = pc.max(pc.binary_length(values)).as_py()
-        parsed = read_rows(lines, arrow_type(plan.connect_schema), len(values), longest)
+        parsed = read_rows(lines, arrow_type(plan.connect_schema), len(values))
         return DecodedBatch(typed(parsed, plan.connect_schema, "", zeros=DECLINE_NEGATIVE_ZEROS),
                             plan.connect_schema)
 

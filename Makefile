@@ -13,6 +13,11 @@ export PYARROW_IGNORE_TIMEZONE ?= 1
 
 .PHONY: install demo demo-rest test lint bench clean
 
+# The package's bytecode, written as pip writes it for an installed package. An editable install
+# compiles each module on import instead, and on every import where PYTHONDONTWRITEBYTECODE is set:
+# ~0.3 s of every command, test subprocess and Spark worker daemon. Up-to-date files are skipped.
+BYTECODE := $(PY) -m compileall -q -j 0 connector converters smt tests
+
 install: $(STAMP) $(SPARK35_STAMP)
 
 # The tests' environment: the package, the embedded broker, test and lint tools.
@@ -39,13 +44,16 @@ $(DEMO_STAMP): setup.cfg pyproject.toml
 	touch $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
+	$(BYTECODE)
 	$(PY) -m connector.demo
 
 # The same quickstart through the REST worker: icefloe serve + icefloe deploy.
 demo-rest: $(DEMO_STAMP)
+	$(BYTECODE)
 	$(PY) -m connector.demo_rest
 
 test: lint $(SPARK35_STAMP)
+	$(BYTECODE)
 	$(PY) -m pytest
 
 lint: $(STAMP)
@@ -53,6 +61,7 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 bench: $(STAMP)
+	$(BYTECODE)
 	$(PY) -m tests.bench.run
 
 clean:

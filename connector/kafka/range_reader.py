@@ -1,8 +1,9 @@
 """Read one partition's offset range into Arrow record batches (runs on executors).
 
 This is the hot path of every job, so records go from librdkafka messages
-to Arrow columns in one pass with no per-record objects of our own; Python
-lists of ``bytes`` become Arrow arrays in C.
+to Arrow columns with no per-record objects or Python frames of our own:
+each field is read by one ``map`` of ``Message``'s accessor over a batch, and
+the Python lists that come out become Arrow arrays in C.
 
 The reader assigns the partition directly at ``rng.start`` (no consumer
 group) and stops as soon as every offset below ``rng.end`` has been
@@ -307,7 +308,9 @@ def messages_to_batch(topic: str, partition: int, messages: Sequence[Message]) -
 
 
 def _offset_column(messages: Sequence[Message]) -> pa.Array:
-    """Offsets; a run without gaps (the usual case) is known from its two ends."""
+    """Offsets. They strictly increase within a partition, so a batch whose two ends are one
+    offset per record apart holds every offset between them (the usual case: no compaction or
+    transaction markers inside) and is known from its ends alone."""
     if messages:
         first, last = messages[0].offset(), messages[-1].offset()
         if first is not None and last is not None and last - first + 1 == len(messages):

@@ -6,9 +6,9 @@ import time
 
 import pyarrow as pa
 import pytest
+from confluent_kafka import KafkaError, Message, Producer
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from confluent_kafka import KafkaError, Message, Producer
 
 from connector.kafka.offsets import OffsetRange, end_offsets
 from connector.kafka.range_reader import (

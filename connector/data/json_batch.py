@@ -69,7 +69,7 @@ from pyiceberg.types import (
 from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
 from connector.data import coercion, temporal
-from connector.data.json_payloads import buffers as binary_buffers
+from connector.data.json_payloads import newline_joined
 from connector.data.record_converter import (
     ConversionResult,
     RecordConversionError,
@@ -739,13 +739,11 @@ def _joined_lines(values: pa.Array) -> pa.Buffer:
     """
     if values.null_count:
         raise Declined("a null value")
-    joined = pc.binary_join_element_wise(values, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
-    offsets, _ = binary_buffers(joined)
-    if np.any(np.diff(offsets) < 2):
+    lines, starts = newline_joined(values)
+    if np.any(np.diff(starts) < 2):
         raise Declined("empty value")
-    lines = joined.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
     text = np.frombuffer(lines, dtype=np.uint8)
-    if (not np.all(text[offsets[:-1] - offsets[0]] == _OPEN_BRACE) or np.count_nonzero(text == _NEWLINE) != len(values)
+    if (not np.all(text[starts[:-1]] == _OPEN_BRACE) or np.count_nonzero(text == _NEWLINE) != len(values)
             or np.count_nonzero(text == _CARRIAGE_RETURN)):
         raise Declined("not one single-line JSON object per value")
     try:

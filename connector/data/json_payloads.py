@@ -56,6 +56,15 @@ def buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, np.frombuffer(values.buffers()[2], dtype=np.uint8)
 
 
+def newline_joined(values: pa.Array) -> tuple[pa.Buffer, np.ndarray]:
+    """The ``values`` (binary, no nulls), each followed by a newline, as one buffer in Arrow's memory,
+    and where each line starts in it (one more offset than values: the last is the end)."""
+    joined = pc.binary_join_element_wise(values, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
+    offsets, _ = buffers(joined)
+    lines = joined.buffers()[2].slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    return lines, offsets - offsets[0]
+
+
 def payload_lines(values: pa.Array, start: int, *, closing: bool) -> pa.Buffer:
     """The payloads ``value[start:]``, each followed by a newline, as one document.
 
@@ -71,9 +80,7 @@ def payload_lines(values: pa.Array, start: int, *, closing: bool) -> pa.Buffer:
     text = data[offsets[0]:offsets[-1]]
     if len(text) and text.min() < 0x20:
         raise Declined("a control character or line break in a payload")
-    joined = pc.binary_join_element_wise(payloads, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
-    joined_offsets, _ = buffers(joined)
-    lines = joined.buffers()[2].slice(int(joined_offsets[0]), int(joined_offsets[-1] - joined_offsets[0]))
+    lines, _ = newline_joined(payloads)
     _check_lax_tokens(lines, np.frombuffer(lines, dtype=np.uint8), int(np.max(np.diff(offsets))))
     return lines
 

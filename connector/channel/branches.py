@@ -11,6 +11,15 @@ retry on the branch (the staged snapshot stays unreferenced, as an orphan).
 Any snapshot producer goes through :func:`commit_to_branch`: the fast append
 of data files here, the row delta (:mod:`connector.channel.row_delta`) of
 data and delete files.
+
+A commit that loses the race for the branch fails here, never lands on the
+new head: pyiceberg 0.12 retries a snapshot producer by itself, rebuilding the
+snapshot on whatever head another writer made (``commit.retry.*``). Every
+icefloe commit is decided on the head it loaded: the offsets merged into the
+summary, the fence (``connector/channel/fencing.py``), the rows an upsert or a
+compaction removes. Rebuilt elsewhere, it would commit records another job
+already committed, or record offsets older than the head's. So the caller
+reloads, decides again and retries (``connector.channel.commit``).
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ def commit_to_branch(table: Table, branch: str, produce: Producer) -> int:
     staged = branch != "main" and not table.metadata.snapshots
     producer: _SnapshotProducer | None = None
     try:
-        with table.transaction() as transaction:
+        with _DecidedOnItsHead(table) as transaction:
             producer = produce(transaction, None if staged else branch)
             producer.commit()
     except CommitFailedException:
@@ -46,6 +55,13 @@ def commit_to_branch(table: Table, branch: str, produce: Producer) -> int:
     if staged:
         table.manage_snapshots().create_branch(producer.snapshot_id, branch).commit()
     return producer.snapshot_id
+
+
+class _DecidedOnItsHead(Transaction):
+    """A transaction whose snapshot is committed on the head it was built on, or not at all."""
+
+    def _register_snapshot_producer(self, producer: _SnapshotProducer) -> None:
+        """Not registered: pyiceberg rebuilds only the producers registered here on a new head."""
 
 
 def append_files(table: Table, branch: str, properties: Mapping[str, str], files: Iterable[DataFile]) -> None:

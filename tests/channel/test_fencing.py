@@ -147,3 +147,25 @@ def test_a_writer_committing_between_the_resume_positions_and_the_cycle_is_fence
     with pytest.raises(FencedException, match="expected next offset 10, found next offset 20"):
         coordinator.run_cycle(tasks, start, {("t", 0): 20})
     assert catalog.load_table("db.events").scan().to_arrow().num_rows == 20  # no record twice
+
+
+def test_a_writer_committing_between_the_check_and_the_append_is_fenced_not_built_upon(config, monkeypatch):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "c1", None)
+    fence = capture(catalog, config, ["db.events"], {("t", 0): 10})
+    ours, theirs = _written(config, range(10, 20)), _written(config, range(10, 20))
+    check, raced = fence.check, []
+
+    def check_then_lose_the_race(*args, **kwargs):
+        check(*args, **kwargs)
+        if not raced:  # another job commits 10..20 after our check passed, before our append lands
+            raced.append(True)
+            commit_table(catalog, config, "db.events", theirs, {("t", 0): 20}, "other", None)
+
+    monkeypatch.setattr(fence, "check", check_then_lose_the_race)
+    # pyiceberg must not rebuild our append on the other job's snapshot: the retry re-checks the fence
+    with pytest.raises(FencedException, match="expected next offset 10, found next offset 20"):
+        commit_table(catalog, config, "db.events", ours, {("t", 0): 20}, "c2", None, fence=fence)
+    table = catalog.load_table("db.events")
+    assert sorted(r["id"] for r in table.scan().to_arrow().to_pylist()) == list(range(20))  # no record twice
+    assert committed_offsets(table, config.group_id) == {("t", 0): 20}

@@ -27,7 +27,7 @@ from pyiceberg.exceptions import CommitFailedException, ValidationException
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.branches import append_files
-from connector.channel.fencing import Fence, offsets_written_ms
+from connector.channel.fencing import Fence
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import (
     branch_head,
@@ -174,8 +174,7 @@ def _append(table, config: SinkConfig, branch: str, data_files: list, covered: M
     previous = committed_offsets(table, config.group_id, branch, java)
     java_props = java_control_properties(table, java, branch)
     if fence is not None:
-        fence.check(table_name, previous, java_props, covered,
-                    offsets_written_ms(table, config.group_id, branch) if previous else None)
+        fence.check(table_name, previous, java_props, covered)
     offsets = _next_offsets(previous, covered, rewind)
     props = summary_properties(offsets, config.group_id, commit_id, valid_through)
     if not offsets:

@@ -220,6 +220,7 @@ class Coordinator:
         covered = self._as_far_as_reached(results, start, covered, report)
         report.count_results(results)
         fault_point("cycle.after-files")
+        fence.tasks_saw(result.offsets_seen for result in results)
         self._commit(CommitBatch.of(results), covered, report, fence)
         self._last_committed.update(covered)
         report.seconds = time.monotonic() - began

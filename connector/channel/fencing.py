@@ -10,10 +10,10 @@ with that note, for the partitions the cycle covers:
 
 * a noted table must hold exactly the noted offsets and Java keys;
 * a table not noted (created during the cycle, or a dynamic table first met)
-  must hold nothing beyond where the cycle started reading — unless the
-  snapshot that recorded its offsets is older than the cycle (the tasks, which
-  open a table after the cycle starts, saw those offsets and skipped what they
-  cover).
+  must hold exactly the offsets the cycle's tasks saw when they loaded it
+  (:meth:`Fence.tasks_saw`): they skipped the records below those. Where no
+  task of a partition loaded it, it must hold nothing beyond where the cycle
+  started reading.
 
 Otherwise another writer — a second icefloe job of the same connector, a Java
 sink that was not stopped — committed part of what this cycle read, and the
@@ -21,14 +21,13 @@ commit is refused with :class:`FencedException`, naming the table, topic,
 partition and both positions. Nothing of the refused table is committed; the
 job fails, and a rerun resumes from the tables (nothing duplicated, nothing
 lost). The check runs on the head each commit attempt loads, and the append
-asserts that head (pyiceberg's ``AssertRefSnapshotId``), so a writer racing
-between the check and the commit makes the attempt fail and the retry see it.
-This is the guarantee Apache's sink gives from 1.11 ("stale offsets").
+asserts that head (pyiceberg's ``AssertRefSnapshotId``; pyiceberg never
+rebuilds it on a newer head: ``connector/channel/branches.py``), so a writer
+racing between the check and the commit makes the attempt fail and the retry
+see it. This is the guarantee Apache's sink gives from 1.11 ("stale offsets").
 """
-
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -54,14 +53,22 @@ class Fence:
 
     start: dict[TopicPartition, int]
     tables: dict[str, TableNote] = field(default_factory=dict)
-    started_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    # table → partition → every next offset (None: none) the cycle's tasks saw it hold when they loaded it
+    seen: dict[str, dict[TopicPartition, set[int | None]]] = field(default_factory=dict)
+
+    def tasks_saw(self, offsets_seen: Iterable[Mapping[str, list[dict[TopicPartition, int | None]]]]) -> None:
+        """Add what the cycle's tasks saw (each a ``TaskResult.offsets_seen``)."""
+        for per_table in offsets_seen:
+            for table_name, views in per_table.items():
+                table_seen = self.seen.setdefault(table_name, {})
+                for view in views:
+                    for tp, offset in view.items():
+                        table_seen.setdefault(tp, set()).add(offset)
 
     def check(self, table_name: str, found_source: Mapping[TopicPartition, int], found_java: Mapping[str, str],
-              covered: Iterable[TopicPartition], offsets_written_ms: int | None = None) -> None:
-        """``offsets_written_ms``: when the snapshot that recorded ``found_source`` was committed."""
+              covered: Iterable[TopicPartition]) -> None:
         note = self.tables.get(table_name)
-        if note is None and offsets_written_ms is not None and offsets_written_ms < self.started_ms:
-            note = TableNote(dict(found_source), dict(found_java))  # there before the cycle: seen by its tasks
+        seen = self.seen.get(table_name, {})
         moved: list[str] = []
         for tp in sorted(covered):
             found = found_source.get(tp)
@@ -69,6 +76,9 @@ class Fence:
                 expected = note.source.get(tp)
                 if found != expected:
                     moved.append(f"topic {tp[0]} partition {tp[1]}: expected {_at(expected)}, found {_at(found)}")
+            elif tp in seen:
+                moved += [f"topic {tp[0]} partition {tp[1]}: its tasks saw {_at(offset)}, found {_at(found)}"
+                          for offset in sorted(seen[tp], key=lambda o: -1 if o is None else o) if offset != found]
             elif found is not None and tp in self.start and found > self.start[tp]:
                 moved.append(f"topic {tp[0]} partition {tp[1]}: expected at most {self.start[tp]}, found {found}")
         if note is not None:
@@ -82,20 +92,6 @@ class Fence:
                 f"({'; '.join(moved)}). Another job of this connector, or a Kafka Connect sink that was not "
                 f"stopped, is writing to the table; stop it. Nothing of this cycle was committed to "
                 f"{table_name}; the next run resumes from the table's offsets.")
-
-
-def offsets_written_ms(table, group_id: str, branch: str | None) -> int | None:
-    """When the newest snapshot (on ``branch``) carrying offsets of ``group_id`` was committed."""
-    from pyiceberg.table.snapshots import ancestors_of
-
-    from connector.channel.offsets import OFFSETS_PREFIX, branch_head
-
-    suffix = "." + group_id
-    for snapshot in ancestors_of(branch_head(table, branch), table.metadata):
-        summary = snapshot.summary.additional_properties if snapshot.summary else {}
-        if any(k.startswith(OFFSETS_PREFIX) and k.endswith(suffix) for k in summary):
-            return snapshot.timestamp_ms
-    return None
 
 
 def _at(offset: int | None) -> str:

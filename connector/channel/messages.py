@@ -16,7 +16,7 @@ tasks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -58,9 +58,16 @@ class TaskResult:
     bytes_read: dict[str, int] = field(default_factory=dict)  # topic → key and value bytes
     records_written: dict[str, int] = field(default_factory=dict)
     dlq_records: dict[str, int] = field(default_factory=dict)  # source topic → records sent to the DLQ
+    # table → the offsets it held for this task's partitions each time the task loaded it (None: no offset);
+    # the task skipped the records below them. The fence's note for a table the cycle did not know at its start.
+    offsets_seen: dict[str, list[dict[TopicPartition, int | None]]] = field(default_factory=dict)
     error: str | None = None
     trace: str | None = None  # the task's Python traceback when it failed (shown as a Connect task's trace)
     retriable: bool = False  # the failure was transient (a RetriableException): the cycle may be run again
+
+    def saw(self, table_name: str, offsets: dict[TopicPartition, int], partitions: Iterable[TopicPartition]) -> None:
+        """Note the ``offsets`` ``table_name`` held for ``partitions`` when this task loaded it."""
+        self.offsets_seen.setdefault(table_name, []).append({tp: offsets.get(tp) for tp in partitions})
 
     def track(self, batch: pa.RecordBatch) -> None:
         """Count a processed batch of one source partition: records, bytes, next offset, newest timestamp.

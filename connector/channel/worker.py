@@ -65,9 +65,21 @@ class SinkTask:
         self.assignment = assignment
         self.stop_early = stop_early
         config = assignment.config
-        self.pipeline = new_pipeline(config, assignment.task_id)
-        self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
         self.result = TaskResult(task_id=assignment.task_id)
+        self.pipeline = TaskPipeline(config, assignment.task_id, committed_offsets=self._noting(table_offsets(config)))
+        self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
+
+    def _noting(self, lookup: CommittedOffsets) -> CommittedOffsets:
+        """``lookup``, each answer also noted in the result: which offsets the task's records were
+        skipped below is what the fence checks a table against when the cycle did not know it."""
+        partitions = [rng.key for rng in self.assignment.ranges]
+
+        def looked_up(table_name: str, table) -> dict:
+            offsets = lookup(table_name, table)
+            self.result.saw(table_name, offsets, partitions)
+            return offsets
+
+        return looked_up
 
     def run(self) -> TaskResult:
         ranges = list(self.assignment.ranges)

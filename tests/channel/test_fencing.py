@@ -9,17 +9,21 @@ import pytest
 from connector.channel.commit import commit_table
 from connector.channel.coordinator import Coordinator
 from connector.channel.fencing import FencedException, capture
-from connector.channel.messages import TaskResult
+from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import (
     committed_offsets,
     control_offsets,
     java_keys,
     java_snapshot_is_newest,
 )
+from connector.channel.schema_changes import apply_schema_needs
+from connector.channel.worker import run_task
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.kafka.offsets import OffsetRange
 from tests.channel.test_commit import _written
-from tests.integration.harness import sink_props, unique
+from tests.integration.harness import produce_round_robin, sink_props, unique
+from tests.support.tansu import create_topic
 
 
 @pytest.fixture
@@ -121,14 +125,28 @@ def test_tabulars_control_group_key_is_recognised(tmp_path):
     assert control_offsets(table, java) == {"my-cg": {0: 2}}
 
 
-def test_an_unnoted_table_whose_offsets_predate_the_cycle_is_not_fenced(config):
+def test_an_unnoted_table_holding_what_its_tasks_saw_is_not_fenced(config):
     catalog = load_catalog(config.props)
     commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "c1", None)
     # a dynamic table met for the first time; the job started from a lagging group (offset 4)
     fence = capture(catalog, config, [], {("t", 0): 4})
     ours = _written(config, range(4, 12))  # the task skips 4..9, which the table holds
+    fence.tasks_saw([{"db.events": [{("t", 0): 10}]}])
     commit_table(catalog, config, "db.events", ours, {("t", 0): 12}, "c2", None, fence=fence)
     assert sorted(r["id"] for r in catalog.load_table("db.events").scan().to_arrow().to_pylist()) == list(range(12))
+
+
+def test_an_unnoted_table_moved_after_its_tasks_loaded_it_is_fenced(config):
+    catalog = load_catalog(config.props)
+    commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "c1", None)
+    fence = capture(catalog, config, [], {("t", 0): 4})  # a dynamic table, met for the first time
+    ours = _written(config, range(4, 14))  # the task saw offset 10 and wrote 10..13
+    fence.tasks_saw([{"db.events": [{("t", 0): 10}]}])
+    # another job commits 10..14 after our task loaded the table
+    commit_table(catalog, config, "db.events", _written(config, range(10, 14)), {("t", 0): 14}, "other", None)
+    with pytest.raises(FencedException, match="its tasks saw next offset 10, found next offset 14"):
+        commit_table(catalog, config, "db.events", ours, {("t", 0): 14}, "c2", None, fence=fence)
+    assert sorted(r["id"] for r in catalog.load_table("db.events").scan().to_arrow().to_pylist()) == list(range(14))
 
 
 def test_a_writer_committing_between_the_resume_positions_and_the_cycle_is_fenced(config):
@@ -169,3 +187,47 @@ def test_a_writer_committing_between_the_check_and_the_append_is_fenced_not_buil
     table = catalog.load_table("db.events")
     assert sorted(r["id"] for r in table.scan().to_arrow().to_pylist()) == list(range(20))  # no record twice
     assert committed_offsets(table, config.group_id) == {("t", 0): 20}
+
+
+@pytest.mark.parametrize("other_commits_first", [True, False])
+def test_a_table_created_during_the_cycle_is_checked_against_what_the_tasks_saw(config, other_commits_first):
+    catalog = load_catalog(config.props)
+    coordinator = Coordinator(config, catalog, {"bootstrap.servers": "127.0.0.1:1"}, max_tasks=1, split_large=False)
+
+    def tasks(assignments):
+        # another job of the connector creates the table and commits 0..10, before or after our task loads it
+        if other_commits_first:
+            commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "other", None)
+        seen = {("t", 0): 10} if other_commits_first else {("t", 0): None}
+        ours = _written(config, range(10, 20) if other_commits_first else range(0, 20))
+        if not other_commits_first:
+            commit_table(catalog, config, "db.events", _written(config, range(0, 10)), {("t", 0): 10}, "other", None)
+        return [TaskResult(a.task_id, data_files={"db.events": ours}, next_offsets={("t", 0): 20}, records_read=20,
+                           offsets_seen={"db.events": [seen]}) for a in assignments]
+
+    assert not catalog.table_exists("db.events")
+    if other_commits_first:  # our task skipped 0..9, which the table held when it loaded it
+        coordinator.run_cycle(tasks, {("t", 0): 0}, {("t", 0): 20})
+    else:
+        with pytest.raises(FencedException, match="its tasks saw no offset, found next offset 10"):
+            coordinator.run_cycle(tasks, {("t", 0): 0}, {("t", 0): 20})
+    ids = sorted(r["id"] for r in catalog.load_table("db.events").scan().to_arrow().to_pylist())
+    assert ids == list(range(20 if other_commits_first else 10))  # each record once
+
+
+def test_a_task_reports_the_offsets_each_table_held_when_it_loaded_it(kafka_broker, tmp_path):
+    topic = unique("seen")
+    props = sink_props(unique("seen"), topic, "db.seen", tmp_path)
+    config = SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap})
+    create_topic(kafka_broker.bootstrap, topic, partitions=1)
+    produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(20)], 1)
+    first = run_task(TaskAssignment("t1", (OffsetRange(topic, 0, 0, 12),), config))
+    assert first.needs.create  # the table is created first: the task loaded nothing
+    assert first.offsets_seen == {}
+    apply_schema_needs(load_catalog(props), config, first.needs.create, first.needs.updates)
+    first = run_task(TaskAssignment("t1", (OffsetRange(topic, 0, 0, 12),), config))
+    commit_table(load_catalog(props), config, "db.seen", first.data_files["db.seen"], {(topic, 0): 12}, "c1", None)
+
+    second = run_task(TaskAssignment("t2", (OffsetRange(topic, 0, 8, 20),), config))
+    assert second.offsets_seen == {"db.seen": [{(topic, 0): 12}]}
+    assert second.records_written == {"db.seen": 8}  # 8..11 skipped: the table held them

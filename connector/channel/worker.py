@@ -8,7 +8,8 @@ coordinator applies the change and runs those ranges again.
 
 Which offsets each table already holds comes from the tables' snapshot
 summaries (``connector.channel.offsets``); the pipeline drops the records
-below them.
+below them, and the result says which offsets those were (``offsets_seen``:
+the fence checks a table the cycle did not know at its start against them).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ rebuilds it on a newer head: ``connector/channel/branches.py``), so a writer
 racing between the check and the commit makes the attempt fail and the retry
 see it. This is the guarantee Apache's sink gives from 1.11 ("stale offsets").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

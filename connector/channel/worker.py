@@ -52,9 +52,22 @@ def table_offsets(config: SinkConfig) -> CommittedOffsets:
     return lookup
 
 
-def new_pipeline(config: SinkConfig, task_id: str, **options) -> TaskPipeline:
-    """A task pipeline whose tables drop what their snapshots already hold."""
-    return TaskPipeline(config, task_id, committed_offsets=table_offsets(config), **options)
+def new_pipeline(config: SinkConfig, task_id: str, *, noted: Callable[[str, dict], None] | None = None,
+                 **options) -> TaskPipeline:
+    """A task pipeline whose tables drop what their snapshots already hold.
+
+    ``noted(table_name, offsets)``: told the offsets each time the pipeline loads a table.
+    """
+    lookup = table_offsets(config)
+    if noted is None:
+        return TaskPipeline(config, task_id, committed_offsets=lookup, **options)
+
+    def noting(table_name: str, table) -> dict:
+        offsets = lookup(table_name, table)
+        noted(table_name, offsets)
+        return offsets
+
+    return TaskPipeline(config, task_id, committed_offsets=noting, **options)
 
 
 class SinkTask:
@@ -67,20 +80,12 @@ class SinkTask:
         self.stop_early = stop_early
         config = assignment.config
         self.result = TaskResult(task_id=assignment.task_id)
-        self.pipeline = TaskPipeline(config, assignment.task_id, committed_offsets=self._noting(table_offsets(config)))
+        # which offsets the task's records were skipped below: the fence checks a table the cycle did
+        # not know at its start against them
+        partitions = [rng.key for rng in assignment.ranges]
+        self.pipeline = new_pipeline(config, assignment.task_id,
+                                     noted=lambda table_name, offsets: self.result.saw(table_name, offsets, partitions))
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
-
-    def _noting(self, lookup: CommittedOffsets) -> CommittedOffsets:
-        """``lookup``, each answer also noted in the result: which offsets the task's records were
-        skipped below is what the fence checks a table against when the cycle did not know it."""
-        partitions = [rng.key for rng in self.assignment.ranges]
-
-        def looked_up(table_name: str, table) -> dict:
-            offsets = lookup(table_name, table)
-            self.result.saw(table_name, offsets, partitions)
-            return offsets
-
-        return looked_up
 
     def run(self) -> TaskResult:
         ranges = list(self.assignment.ranges)

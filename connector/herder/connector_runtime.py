@@ -228,6 +228,14 @@ class ConnectorRuntime:
             self._connector = (RUNNING, None)
             self._tasks = {task: self._failed_or(task, RUNNING) for task in range(tasks)}
 
+    def mark_failed(self, trace: str) -> None:
+        """FAILED without running (a connector this worker cannot run), until its config changes."""
+        with self.lock:
+            self.halt()
+            with self._status_lock:
+                self._connector = (FAILED, trace)
+                self._tasks = {task: (FAILED, trace) for task in range(declared_tasks(self.config))}
+
     def _set_failed(self, trace: str) -> None:
         with self._status_lock:
             self._connector = (FAILED, trace)

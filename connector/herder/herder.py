@@ -108,21 +108,9 @@ class Herder:
         return True
 
     def server_info(self) -> dict:
-        return {"version": _version(), "commit": _commit(), "kafka_cluster_id": self._kafka_cluster_id()}
-
-    def _kafka_cluster_id(self) -> str | None:
         if self._cluster_id is None:
-            from confluent_kafka import KafkaException
-            from confluent_kafka.admin import AdminClient
-
-            from connector.kafka.client_config import admin_config
-
-            conf: dict[str, Any] = dict(admin_config(self.worker, {}, connector_name="worker"))
-            try:
-                self._cluster_id = AdminClient(conf).list_topics(timeout=5).cluster_id
-            except KafkaException as exc:  # GET / still answers while the broker is away, as Connect's does
-                log.warning("Could not read the Kafka cluster id: %s", exc)
-        return self._cluster_id
+            self._cluster_id = kafka_cluster_id(self.worker)
+        return {"version": version(), "commit": commit(), "kafka_cluster_id": self._cluster_id}
 
     # --- configs ----------------------------------------------------------------------------
 
@@ -213,9 +201,7 @@ class Herder:
     # --- validation and config providers ----------------------------------------------------
 
     def _validate(self, config: dict[str, str]) -> None:
-        message = invalid_config_message(validate_connector_config(config, self.worker, self.providers))
-        if message:
-            raise BadRequestError(message)
+        check_config(config, self.worker, self.providers)
 
     def validate(self, config: dict[str, str]) -> dict:
         return validate_connector_config(config, self.worker, self.providers)
@@ -246,7 +232,7 @@ class Herder:
 
     def task_configs(self, name: str) -> list[dict]:
         runtime = self._get(name, f"Connector {name} not found")
-        return [{"id": {"connector": name, "task": task}, "config": _task_config(runtime.config)}
+        return [{"id": {"connector": name, "task": task}, "config": task_config(runtime.config)}
                 for task in runtime.task_ids()]
 
     def tasks_config(self, name: str) -> dict:
@@ -273,19 +259,7 @@ class Herder:
 
     def restart_connector(self, name: str, include_tasks: bool = False, only_failed: bool = False) -> dict | None:
         """None (204) for a plain restart; otherwise the status with RESTARTING instances (202)."""
-        runtime = self._get(name, f"Unknown connector: {name}")
-        with runtime.lock:
-            if not include_tasks and not only_failed:
-                runtime.restart(connector=True, tasks=set())
-                return None
-            status = runtime.status()
-            connector = not only_failed or status["connector"]["state"] == FAILED
-            tasks = {entry["id"] for entry in status["tasks"]
-                     if include_tasks and (not only_failed or entry["state"] == FAILED)}
-            runtime.mark_restarting(connector, tasks)
-            answer = runtime.status()
-            runtime.restart(connector, tasks)
-        return answer
+        return restart_on(self._get(name, f"Unknown connector: {name}"), include_tasks, only_failed)
 
     def restart_task(self, name: str, task: int) -> None:
         runtime = self._get(name, f"Unknown connector: {name}")
@@ -314,9 +288,7 @@ class Herder:
         return {name: {"topics": topics}}
 
     def reset_active_topics(self, name: str) -> None:
-        self._check_tracking()
-        if self.worker.get("topic.tracking.allow.reset", "true").strip().lower() == "false":
-            raise ForbiddenError("Topic tracking reset is disabled.")
+        check_tracking(self.worker, reset=True)
         with self._lock:
             runtime = self._runtimes.get(name)
             if runtime is not None:
@@ -324,8 +296,7 @@ class Herder:
                 runtime.reset_active_topics()
 
     def _check_tracking(self) -> None:
-        if self.worker.get("topic.tracking.enable", "true").strip().lower() == "false":
-            raise ForbiddenError("Topic tracking is disabled.")
+        check_tracking(self.worker)
 
     # --- offsets ----------------------------------------------------------------------------
 
@@ -406,14 +377,61 @@ class Herder:
             raise StartingError(WORKER_STARTING)
 
 
-def _task_config(config: dict[str, str]) -> dict[str, str]:
+def kafka_cluster_id(worker: dict[str, str]) -> str | None:
+    """The cluster id GET / shows (None while the broker cannot be reached: GET / still answers, as Connect's)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    from connector.kafka.client_config import admin_config
+
+    conf: dict[str, Any] = dict(admin_config(worker, {}, connector_name="worker"))
+    try:
+        return AdminClient(conf).list_topics(timeout=5).cluster_id
+    except KafkaException as exc:
+        log.warning("Could not read the Kafka cluster id: %s", exc)
+        return None
+
+
+def check_config(config: dict[str, str], worker: dict[str, str], providers: ConfigProviders) -> None:
+    """A config a connector can be created with, or Connect's 400 listing what is wrong."""
+    message = invalid_config_message(validate_connector_config(config, worker, providers))
+    if message:
+        raise BadRequestError(message)
+
+
+def check_tracking(worker: dict[str, str], reset: bool = False) -> None:
+    """Connect's 403s when topic tracking (or resetting it) is turned off."""
+    if worker.get("topic.tracking.enable", "true").strip().lower() == "false":
+        raise ForbiddenError("Topic tracking is disabled.")
+    if reset and worker.get("topic.tracking.allow.reset", "true").strip().lower() == "false":
+        raise ForbiddenError("Topic tracking reset is disabled.")
+
+
+def restart_on(runtime: ConnectorRuntime, include_tasks: bool, only_failed: bool) -> dict | None:
+    """Restart a connector running here: None (204) for a plain restart, else the status with RESTARTING
+    instances (202), as Connect answers."""
+    with runtime.lock:
+        if not include_tasks and not only_failed:
+            runtime.restart(connector=True, tasks=set())
+            return None
+        status = runtime.status()
+        connector = not only_failed or status["connector"]["state"] == FAILED
+        tasks = {entry["id"] for entry in status["tasks"]
+                 if include_tasks and (not only_failed or entry["state"] == FAILED)}
+        runtime.mark_restarting(connector, tasks)
+        answer = runtime.status()
+        runtime.restart(connector, tasks)
+    return answer
+
+
+def task_config(config: dict[str, str]) -> dict[str, str]:
     """A task's config as Connect lists it: the connector's plus ``task.class``."""
     connector_class = config.get("connector.class", "")
     task_class = connector_class[:-len("Connector")] + "Task" if connector_class.endswith("Connector") else ""
     return {**config, "task.class": task_class} if task_class else dict(config)
 
 
-def _version() -> str:
+def version() -> str:
     try:
         return metadata.version("icefloe")
     except metadata.PackageNotFoundError:
@@ -423,7 +441,7 @@ def _version() -> str:
 _COMMIT: list[str] = []
 
 
-def _commit() -> str:
+def commit() -> str:
     """The source tree's git commit (16 hex digits, as Connect shows its own), or "unknown"."""
     if not _COMMIT:
         try:

@@ -24,11 +24,13 @@ from fastapi import FastAPI
 from starlette.routing import Route
 
 from connector.api.errors import ConfigException
+from connector.cluster.settings import is_distributed
 from connector.config.providers import ConfigProviders, resolve_worker_properties
 from connector.gc_tuning import freeze_startup_objects
 from connector.kafka.client_config import load_worker_properties
 from connector.metrics import metrics_app
 from connector.rest.app import create_app
+from connector.rest.forwarding import install_forwarding
 from connector.rest.listeners import Listener, advertised_url, uvicorn_ssl_options, worker_id
 from connector.rest.listeners import listeners as rest_listeners
 from connector.rest.security import install_security
@@ -50,8 +52,15 @@ def serve(args: Any) -> int:
     data_dir = Path(args.data_dir or DEFAULT_DATA_DIR)
     data_dir.mkdir(parents=True, exist_ok=True)
     spark = _start_spark(getattr(args, "spark_conf", None) or [])
-    herder = _herder(worker, data_dir, spark, worker_id(worker, listeners[0]))
+    try:
+        herder = _herder(worker, data_dir, spark, listeners[0])
+    except ConfigException as exc:
+        log.error("Invalid worker configuration: %s", exc)
+        _stop_spark(spark)
+        return 2
     app = create_app(herder, worker)
+    if is_distributed(worker):
+        install_forwarding(app, herder)
     try:
         _install_extensions(app, worker)
     except ConfigException as exc:
@@ -137,11 +146,17 @@ def _stop_spark(spark: Future) -> None:
             spark.result().stop()
 
 
-def _herder(worker: dict[str, str], data_dir: Path, spark: Future, worker_id: str) -> Any:
+def _herder(worker: dict[str, str], data_dir: Path, spark: Future, listener: Listener) -> Any:
+    """Connect's choice: a worker with ``group.id`` is a member of that distributed group, else standalone."""
+    providers = ConfigProviders.from_worker(worker)
+    if is_distributed(worker):
+        from connector.cluster.herder import DistributedHerder
+
+        return DistributedHerder(worker, spark=spark, worker_id=worker_id(worker, listener),
+                                 url=advertised_url(worker, listener), providers=providers)
     from connector.herder.herder import Herder
 
-    return Herder(worker, data_dir=data_dir, spark=spark, worker_id=worker_id,
-                  providers=ConfigProviders.from_worker(worker))
+    return Herder(worker, data_dir=data_dir, spark=spark, worker_id=worker_id(worker, listener), providers=providers)
 
 
 def _start_herder(herder: Any, spark: Future, app: FastAPI) -> None:

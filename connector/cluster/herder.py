@@ -106,6 +106,7 @@ class DistributedHerder:
         self.configs = ConfigState()
         self.statuses = StatusState()
         self._runtimes: dict[str, ConnectorRuntime] = {}
+        self._topics_lock = threading.Lock()  # a connector's active topics: published, or reset
         self._published: dict[str, tuple] = {}  # what this worker last wrote to the status topic, per key
         self._waiting_since: dict[str, int] = {}  # as the leader: connectors waiting for their old worker
         self._wake = threading.Event()
@@ -186,12 +187,8 @@ class DistributedHerder:
     def _status_record(self, key: str | None, value: bytes | None, _timestamp: int) -> None:
         with self._lock:
             self.statuses.apply(key, value)
-            if value is None and key is not None and key.startswith("status-topic-"):
-                topic, _, name = key[len("status-topic-"):].partition(":connector-")
-                runtime = self._runtimes.get(name)
-                if runtime is not None:  # a topics reset: the runtime forgets them too
-                    runtime.topics.discard(topic)
-                self._published.pop(key, None)
+            if value is None and key is not None:
+                self._published.pop(key, None)  # deleted by another worker: written again if it holds
 
     # --- following the group ----------------------------------------------------------------
 
@@ -321,10 +318,11 @@ class DistributedHerder:
             self._publish(*connector_status_record(runtime.name, _status(status["connector"], generation)))
             for task in status["tasks"]:
                 self._publish(*task_status_record(runtime.name, task["id"], _status(task, generation)))
-            for topic in runtime.active_topics():
-                key = f"status-topic-{topic}:connector-{runtime.name}"
-                if key not in self._published:
-                    self._publish(*topic_record(runtime.name, topic))
+            with self._topics_lock:  # not between a reset and its deletions
+                for topic in runtime.active_topics():
+                    key = f"status-topic-{topic}:connector-{runtime.name}"
+                    if key not in self._published:
+                        self._publish(*topic_record(runtime.name, topic))
 
     def _publish(self, key: str, value: bytes | None) -> None:
         """Write a status record unless this worker already wrote the same (generation aside)."""
@@ -525,11 +523,21 @@ class DistributedHerder:
         return {name: {"topics": topics}}
 
     def reset_active_topics(self, name: str) -> None:
+        """The worker running the connector forgets its topics and deletes their records: one writer, so a
+        topic read just before the reset cannot come back from a status written behind the deletion."""
         check_tracking(self.worker, reset=True)
         with self._lock:
-            topics = sorted(self.statuses.topics.get(name, set()))
-        for topic in topics:
-            self._status_log.send(*topic_record(name, topic, deleted=True))
+            runtime = self._runtimes.get(name)
+            topics = set(self.statuses.topics.get(name, set()))
+        if runtime is None and self._owner_url(name) is not None:
+            self._at_owner(name, "PUT", f"/connectors/{name}/topics/reset")
+            return
+        with self._topics_lock:
+            if runtime is not None:
+                topics |= set(runtime.active_topics())
+                runtime.reset_active_topics()
+            for topic in sorted(topics):
+                self._status_log.send(*topic_record(name, topic, deleted=True))
 
     # --- offsets ----------------------------------------------------------------------------
 
@@ -554,10 +562,17 @@ class DistributedHerder:
         return {"message": RESET}
 
     def _stopped(self, name: str) -> dict[str, str]:
-        """The config of a connector that is STOPPED and that no live worker still runs."""
+        """The config of a connector that is STOPPED: its target, and its job ended (the status its worker
+        writes once the job's last commit is done says so, or no live worker runs it)."""
         config = self._existing(name, f"Connector {name} not found")
+        if self.configs.target_state(name) != STOPPED:
+            raise BadRequestError(not_stopped_message(name))
+        with self._lock:
+            runtime = self._runtimes.get(name)
+            status = self.statuses.connectors.get(name)
+        halted = (not runtime.alive) if runtime is not None else (status is not None and status.state == STOPPED)
         running = any(name in member.running for member in self.membership.live().values())
-        if self.configs.target_state(name) != STOPPED or running:
+        if not halted and running:
             raise BadRequestError(not_stopped_message(name))
         return config
 
@@ -590,11 +605,18 @@ class DistributedHerder:
     def _leading(self) -> "_Leading":
         return _Leading(self)
 
+    def _owner_url(self, name: str) -> str | None:
+        """The REST URL of the live worker that runs ``name``, if another worker does."""
+        owner = self.membership.assignment.run.get(name)
+        if not owner or owner == self.worker_id or owner not in self.membership.live():
+            return None
+        return self.membership.url_of(owner)
+
     def _at_owner(self, name: str, method: str, path: str) -> dict | None:
         """Send a request to the worker that runs ``name`` (already forwarded: it must answer itself)."""
         owner = self.membership.assignment.run.get(name)
-        url = self.membership.url_of(owner) if owner else None
-        if not owner or url is None or owner not in self.membership.live():
+        url = self._owner_url(name)
+        if url is None:
             raise ConflictError(f"Connector {name} is not running on any worker now (a rebalance may be under "
                                 "way); retry in a moment")
         separator = "&" if "?" in path else "?"

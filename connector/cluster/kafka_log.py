@@ -38,7 +38,7 @@ class KafkaLog:
         self._thread: threading.Thread | None = None
         self._consumer: Consumer | None = None
         self._probe: Consumer | None = None
-        self._producer = Producer({**self._client_conf, "acks": "all", "linger.ms": 0,
+        self._producer: Producer | None = Producer({**self._client_conf, "acks": "all", "linger.ms": 0,
                                    # Java's partitioner: a key lands where a Connect worker would write it
                                    "partitioner": "murmur2_random"})
         self.failure: BaseException | None = None
@@ -62,6 +62,8 @@ class KafkaLog:
     def send(self, key: str, value: bytes | None, timeout: float = 30.0) -> int:
         """Write one record and wait for it to be acknowledged and read back; its offset."""
         delivered: list[Any] = []
+        if self._producer is None:
+            raise KafkaException(KafkaError(KafkaError._DESTROY, f"The log of {self.topic} is stopped"))
         self._producer.produce(self.topic, key=key.encode(), value=value,
                                on_delivery=lambda err, msg: delivered.append((err, msg)))
         self._producer.flush(timeout)
@@ -90,7 +92,9 @@ class KafkaLog:
         for consumer in (self._consumer, self._probe):
             if consumer is not None:
                 consumer.close()
-        self._producer.flush(5)
+        if self._producer is not None:
+            self._producer.flush(5)
+            self._producer = None  # librdkafka's client ends with its last reference
 
     # --- the reading thread -----------------------------------------------------------------
 

@@ -108,7 +108,8 @@ class DistributedHerder:
         self._runtimes: dict[str, ConnectorRuntime] = {}
         self._topics_lock = threading.Lock()  # a connector's active topics: published, or reset
         self._published: dict[str, tuple] = {}  # what this worker last wrote to the status topic, per key
-        self._waiting_since: dict[str, int] = {}  # as the leader: connectors waiting for their old worker
+        self._waiting_since: dict[str, int] = {}
+        self._epoch = 0  # the membership epoch this worker's runtimes belong to  # as the leader: connectors waiting for their old worker
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._started = False
@@ -233,6 +234,8 @@ class DistributedHerder:
 
     def _follow(self) -> None:
         """Run what the assignment gives this worker, stop what it does not."""
+        if self._epoch != self.membership.epoch:
+            self._rejoined()
         mine = self._assigned()
         with self._lock:
             gone = [runtime for name, runtime in self._runtimes.items() if name not in mine]
@@ -242,6 +245,21 @@ class DistributedHerder:
             self._drop(runtime)
         for name in mine:
             self._run_assigned(name)
+
+    def _rejoined(self) -> None:
+        """This worker was counted gone (frozen, or cut off from Kafka): what it ran may run elsewhere now.
+        Stop it all, then follow the assignments written meanwhile, read to their end."""
+        with self._lock:
+            runtimes = list(self._runtimes.values())
+        if runtimes:
+            log.warning("Stopping %d connector(s) run before this worker lost its place in the group: %s",
+                        len(runtimes), ", ".join(sorted(r.name for r in runtimes)))
+        for runtime in runtimes:
+            runtime.signal_stop()
+        for runtime in runtimes:
+            self._drop(runtime)
+        self.membership.read_to_end()
+        self._epoch = self.membership.epoch
 
     def _assigned(self) -> set[str]:
         if not self.membership.has_lease():

@@ -104,6 +104,7 @@ class Membership:
         self._log.stop()
 
     def _rejoin(self) -> None:
+        self.epoch = getattr(self, "epoch", -1) + 1  # the herder drops what it ran under an earlier one
         self.incarnation = uuid.uuid4().hex
         self.joined_ms = now_ms()
         self.joined = time.monotonic()

@@ -228,7 +228,9 @@ class DistributedHerder:
             else:
                 self._waiting_since.pop(name, None)
         if result.targets != current.targets or result.run != current.run or current.leader != self.worker_id:
-            record = member.write_assignment(result.targets, result.run)
+            with self._lock:
+                floor = self.statuses.max_generation
+            record = member.write_assignment(result.targets, result.run, floor)
             log.info("Assignment generation %d over %d live worker(s): %s", record.generation, len(live),
                      _describe(result.run))
 

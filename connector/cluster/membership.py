@@ -174,9 +174,11 @@ class Membership:
             self.max_generation = max(self.max_generation, record.generation)
             self.assignment = record
 
-    def write_assignment(self, targets: dict[str, str | None], run: dict[str, str | None]) -> AssignmentRecord:
-        """As the leader: publish a new assignment, one generation above any seen."""
-        record = AssignmentRecord(self.max_generation + 1, self.worker_id, targets, run)
+    def write_assignment(self, targets: dict[str, str | None], run: dict[str, str | None],
+                         floor: int = 0) -> AssignmentRecord:
+        """As the leader: publish a new assignment, one generation above any seen (here, or ``floor``: the
+        highest in the status topic, where a Connect cluster taken over may have counted further)."""
+        record = AssignmentRecord(max(self.max_generation, floor) + 1, self.worker_id, targets, run)
         body = {"generation": record.generation, "leader": record.leader, "targets": targets, "run": run,
                 "time": now_ms()}
         self._log.send(ASSIGNMENT_KEY, json.dumps(body).encode(), timeout=self.settings.sync_timeout_ms / 1000)

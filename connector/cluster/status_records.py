@@ -43,20 +43,25 @@ class StatusState:
     connectors: dict[str, Status] = field(default_factory=dict)
     tasks: dict[tuple[str, int], Status] = field(default_factory=dict)
     topics: dict[str, set[str]] = field(default_factory=dict)  # connector -> active topics
+    max_generation: int = 0  # the highest generation any worker wrote: a new leader counts on from it
 
     def apply(self, key: str | None, value: bytes | None) -> None:
         if key is None:
             return
         if key.startswith("status-connector-"):
-            _put(self.connectors, key[len("status-connector-"):], value)
+            self._note(_put(self.connectors, key[len("status-connector-"):], value))
         elif key.startswith("status-task-"):
             name, _, number = key[len("status-task-"):].rpartition("-")
             if name and number.isdigit():
-                _put(self.tasks, (name, int(number)), value)
+                self._note(_put(self.tasks, (name, int(number)), value))
         elif key.startswith("status-topic-"):
             self._topic(key[len("status-topic-"):], value)
         else:
             log.warning("Status topic: ignoring a record with an unknown key %r", key)
+
+    def _note(self, status: Status | None) -> None:
+        if status is not None:
+            self.max_generation = max(self.max_generation, status.generation)
 
     def task_statuses(self, name: str) -> dict[int, Status]:
         return {task: status for (connector, task), status in self.tasks.items() if connector == name}
@@ -71,20 +76,22 @@ class StatusState:
             self.topics.setdefault(connector, set()).add(topic)
 
 
-def _put(statuses: dict, key: object, value: bytes | None) -> None:
+def _put(statuses: dict, key: object, value: bytes | None) -> Status | None:
+    """Apply one status (or its deletion); the status read, if any."""
     if value is None:
         statuses.pop(key, None)
-        return
+        return None
     try:
         body = json.loads(value)
         status = Status(str(body["state"]), body.get("trace"), str(body["worker_id"]), int(body.get("generation", 0)))
     except (ValueError, KeyError, TypeError):
         log.warning("Status topic: ignoring an unreadable status %r for %s", value[:200], key)
-        return
+        return None
     current = statuses.get(key)
     if current is not None and current.worker_id != status.worker_id and current.generation > status.generation:
-        return  # a stale worker's late write
+        return status  # a stale worker's late write
     statuses[key] = status
+    return status
 
 
 # --- records to write ---------------------------------------------------------------------------

@@ -1,0 +1,154 @@
+"""Taking over a real Kafka Connect 3.9 cluster's topics, and handing them back readable.
+
+A real Connect 3.9 distributed worker (../shared/tools/connect39.sh: registry
+packages only) runs a FileStream sink connector; its config topic also holds
+an Iceberg sink connector in Connect's record format, whose Java sink was
+stopped with a commit in flight (tests/takeover/java_sink.py's stand-in: the
+Java sink's jar is not in a registry). The Connect worker is stopped, and an
+icefloe worker joins the same group on the same topics: the Iceberg connector
+runs, finishing the Java commit, every record lands once; the FileStream one
+is FAILED, saying why. Then the Connect worker starts again on those topics
+and lists what the icefloe worker created.
+
+Slow by nature: two starts of a Connect JVM (~10 s each).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import requests
+from confluent_kafka import Producer
+
+from connector.cluster import config_records as records
+from connector.embedded.tansu import free_port
+from tests.cluster.conftest import FAST_GROUP, InProcessWorker
+from tests.integration.harness import table_rows, unique
+from tests.takeover.test_replay import PER_PARTITION, _java_history
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+CONNECT39 = Path(__file__).resolve().parents[3] / "shared" / "tools" / "connect39.sh"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
+needs_connect = pytest.mark.skipif(not CONNECT39.exists() or shutil.which("java") is None,
+                                   reason="a real Kafka Connect 3.9 worker needs ../shared/tools/connect39.sh "
+                                          "and a JDK")
+
+
+class ConnectWorker:
+    def __init__(self, bootstrap: str, work: Path, group: str):
+        self.bootstrap, self.work, self.group = bootstrap, work, group
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.pid: int | None = None
+
+    def start(self) -> "ConnectWorker":
+        out = subprocess.run(["bash", str(CONNECT39), "distributed", self.bootstrap, str(self.port),
+                              str(self.work), self.group], capture_output=True, text=True, timeout=600, check=True)
+        self.pid = int(out.stdout.split()[-1])
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{self.url}/connectors", timeout=2).status_code == 200:
+                    return self
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        raise AssertionError(f"Connect did not start:\n{(self.work / 'connect.log').read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.pid is None:
+            return
+        os.kill(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and Path(f"/proc/{self.pid}").exists():
+            time.sleep(0.2)
+        if Path(f"/proc/{self.pid}").exists():
+            os.kill(self.pid, signal.SIGKILL)
+        self.pid = None
+
+
+def _write_connect_records(bootstrap: str, topic: str, batch: list[tuple[str, bytes | None]]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random"})
+    for key, value in batch:
+        producer.produce(topic, key=key.encode(), value=value)
+    producer.flush(30)
+
+
+def _wait(condition, what: str, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = condition()
+            if last:
+                return last
+        except (requests.RequestException, KeyError, ValueError) as exc:
+            last = exc
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+
+
+@needs_connect
+def test_icefloe_workers_take_over_a_connect_clusters_topics(kafka_broker, spark, tmp_path):
+    bootstrap = kafka_broker.bootstrap
+    group = unique("cg")
+    iceberg, topic, _java = _java_history(kafka_broker, tmp_path / "java")  # a Java commit left in flight
+    iceberg["iceberg.control.commit.interval-ms"] = "500"
+    connect = ConnectWorker(bootstrap, tmp_path / "connect", group).start()
+    try:
+        file_config = {"connector.class": FILE_SINK, "tasks.max": "1", "topics": topic,
+                       "file": str(tmp_path / "fs.txt")}
+        created = requests.post(f"{connect.url}/connectors", json={"name": "fs", "config": file_config}, timeout=60)
+        assert created.status_code == 201, created.text
+        _wait(lambda: requests.get(f"{connect.url}/connectors/fs/status", timeout=5).json()["connector"]["state"]
+              == "RUNNING", "the FileStream connector RUNNING on Connect")
+    finally:
+        connect.stop()
+    # the Iceberg connector as a Connect cluster with the Iceberg plugin wrote it
+    _write_connect_records(bootstrap, f"connect-configs-{group}",
+                           [records.connector_record(iceberg["name"], iceberg),
+                            *records.task_records(iceberg["name"], [{**iceberg, "task.class": "x"}])])
+
+    properties = {"bootstrap.servers": bootstrap, "group.id": group, **FAST_GROUP,
+                  "config.storage.topic": f"connect-configs-{group}", "offset.storage.topic": f"connect-offsets-{group}",
+                  "status.storage.topic": f"connect-status-{group}"}
+    worker = InProcessWorker(properties, spark).start()
+    try:
+        assert sorted(worker.request("GET", "/connectors").json()) == sorted(["fs", iceberg["name"]])
+        failed = _wait(lambda: (s := worker.request("GET", "/connectors/fs/status").json())["connector"]["state"]
+                       == "FAILED" and s["connector"]["worker_id"] == worker.worker_id and s,
+                       "the FileStream connector FAILED on the icefloe worker")
+        assert f"icefloe does not run connector class {FILE_SINK}" in failed["connector"]["trace"]
+        _wait(lambda: worker.request("GET", f"/connectors/{iceberg['name']}/status").json()["connector"]["state"]
+              == "RUNNING", "the Iceberg connector RUNNING")
+        expected = Counter(range(2 * PER_PARTITION))
+        for table in ("db.a", "db.b"):  # the Java sink's in-flight commit finished, then the rest read once
+            _wait(lambda table=table: Counter(r["id"] for r in table_rows(iceberg, table)) == expected,
+                  f"{table} exact")
+        later = {**iceberg, "name": "made-by-icefloe", "iceberg.tables": "db.c"}
+        del later["name"]
+        answer = worker.request("POST", "/connectors", json={"name": "made-by-icefloe", "config": later,
+                                                             "initial_state": "STOPPED"})
+        assert answer.status_code == 201, answer.text
+    finally:
+        worker.stop()
+
+    connect = ConnectWorker(bootstrap, tmp_path / "connect-again", group).start()  # Connect reads them back
+    try:
+        listed = requests.get(f"{connect.url}/connectors", timeout=10).json()
+        assert sorted(listed) == sorted(["fs", iceberg["name"], "made-by-icefloe"])
+        config = requests.get(f"{connect.url}/connectors/made-by-icefloe/config", timeout=10).json()
+        assert config["iceberg.tables"] == "db.c"
+        status = requests.get(f"{connect.url}/connectors/made-by-icefloe/status", timeout=10).json()
+        assert status["connector"]["state"] == "STOPPED" and status["tasks"] == []
+    finally:
+        connect.stop()

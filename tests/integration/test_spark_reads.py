@@ -135,3 +135,29 @@ def test_a_table_spark_cannot_read_fails_with_sparks_own_message(tmp_path):
         spark_iceberg.scan(missing, "id")
     message = str(failure.value)
     assert "NotFoundException" in message and "00001-gone.metadata.json" in message, message
+
+
+def test_a_spark_stream_reads_each_row_once_across_a_maintenance_round(tmp_path):
+    """Spark's streaming Iceberg source (default options) skips the ``replace`` snapshots maintenance
+    writes: it neither fails (as on an ``overwrite``) nor reads the rewritten rows again."""
+    from connector.maintenance.runner import Maintainer
+    from tests.maintenance.test_compaction import tiny_commits
+
+    config = SinkConfig.parse(sink_props(unique("stream"), "t", "db.events", tmp_path,
+                                         **{"icefloe.maintenance.compaction.min-input-files": 3,
+                                            "icefloe.maintenance.manifests.min-count": 2}))
+    catalog = load_catalog(config.props)
+    tiny_commits(config, 4)  # rows 0-39, one file each
+    before = catalog.load_table("db.events")
+    Maintainer(config, catalog).run_round()
+    tiny_commits(config, 2, first=4)  # rows 40-59
+    after = catalog.load_table("db.events")
+
+    maintenance = [s.summary.operation.value for s in after.metadata.snapshots
+                   if "icefloe.maintenance" in s.summary.additional_properties]
+    assert maintenance and set(maintenance) == {"replace"}, maintenance
+    first_run, second_run = spark_iceberg.stream([before, after], "id")
+    assert [r["id"] for r in first_run] == list(range(40))
+    assert [r["id"] for r in second_run] == list(range(40, 60))  # the compacted rows not again
+    (from_scratch,) = spark_iceberg.stream([after], "id")
+    assert [r["id"] for r in from_scratch] == list(range(60))

@@ -29,6 +29,8 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.catalog import load_catalog as _pyiceberg_load_catalog
 
 from connector.api.errors import ConfigException
+from connector.config.icefloe_config import parse_icefloe_config
+from connector.data.metadata_cleanup import MetadataCleanup, install
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +74,14 @@ def catalog_properties(config: dict[str, str]) -> tuple[str, dict[str, str]]:
 
 
 def load_catalog(config: dict[str, str]) -> Catalog:
-    """The pyiceberg catalog for a sink config (see the module doc for translations)."""
+    """The pyiceberg catalog for a sink config (see the module doc for translations).
+
+    Its commits delete old metadata files by the table's rules (:mod:`connector.data.metadata_cleanup`).
+    """
     name, props = catalog_properties(config)
     translated, defaulted = pyiceberg_properties(props)
     try:
-        return _load_racing_creators(name, translated)
+        return install(_load_racing_creators(name, translated), _metadata_cleanup(config, translated["type"]))
     except ConfigException:
         raise
     except Exception as e:
@@ -88,6 +93,12 @@ def load_catalog(config: dict[str, str]) -> Catalog:
                 f"({type(e).__name__}: {e}); set {TYPE_KEY} (rest, sql, glue, hive, jdbc)",
             ) from e
         raise
+
+
+def _metadata_cleanup(config: dict[str, str], catalog_type: str) -> MetadataCleanup:
+    keys = parse_icefloe_config(config).maintenance
+    return MetadataCleanup(delete_old=keys.metadata_delete_old, rest=catalog_type == "rest",
+                           delete_on_rest=keys.metadata_delete_on_rest)
 
 
 def _load_racing_creators(name: str, translated: dict[str, str]) -> Catalog:

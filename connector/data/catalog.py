@@ -30,6 +30,7 @@ from pyiceberg.catalog import load_catalog as _pyiceberg_load_catalog
 
 from connector.api.errors import ConfigException
 from connector.config.icefloe_config import parse_icefloe_config
+from connector.data.locations import local_location, local_path
 from connector.data.metadata_cleanup import MetadataCleanup, install
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,9 @@ CATALOG_NAME_KEY = "iceberg.catalog"
 CATALOG_PREFIX = "iceberg.catalog."
 DEFAULT_CATALOG_NAME = "iceberg"
 TYPE_KEY = CATALOG_PREFIX + "type"
+AUTO_CREATE_PROPS_PREFIX = "iceberg.tables.auto-create-props."
+#: Table properties holding a location, read as Hadoop reads it when a config gives them to new tables.
+TABLE_LOCATION_PROPERTIES = ("write.data.path", "write.metadata.path", "write.object-storage.path")
 
 _PASS_THROUGH_TYPES = {"rest", "glue", "hive", "sql", "dynamodb", "bigquery", "in-memory"}
 _UNSUPPORTED_TYPES = {
@@ -138,22 +142,31 @@ def pyiceberg_properties(props: dict[str, str], *, create_folders: bool = True) 
 
 
 def with_absolute_local_paths(config: dict[str, str]) -> dict[str, str]:
-    """``config`` with a relative SQLite catalog file and local warehouse made absolute.
+    """``config`` with its local locations spelled as pyiceberg reads them, relative ones made absolute.
 
-    Resolved once on the driver, so executors (whose working directory may
-    differ) open the same catalog. Nothing is created here: parsing a config
+    The SQLite catalog file, the warehouse and the table locations new tables get from
+    ``iceberg.tables.auto-create-props.*`` (:data:`TABLE_LOCATION_PROPERTIES`), each read as Hadoop
+    reads it (:mod:`connector.data.locations`). Resolved once on the driver, so executors (whose
+    working directory may differ) use the same folders. Nothing is created here: parsing a config
     (``icefloe validate``) leaves the disk alone; :func:`load_catalog` creates the folders.
     """
     props = {k[len(CATALOG_PREFIX):]: v for k, v in config.items() if k.startswith(CATALOG_PREFIX)}
     _resolve_local_paths(props, create_folders=False)
-    return {**config, **{CATALOG_PREFIX + k: v for k, v in props.items()}}
+    resolved = {**config, **{CATALOG_PREFIX + k: v for k, v in props.items()}}
+    for name in TABLE_LOCATION_PROPERTIES:
+        key = AUTO_CREATE_PROPS_PREFIX + name
+        if resolved.get(key):
+            resolved[key] = local_location(resolved[key])
+    return resolved
 
 
 def _resolve_local_paths(props: dict[str, str], *, create_folders: bool = True) -> None:
-    """Make a relative SQLite file and a relative local warehouse absolute, creating their folders if asked.
+    """Make a relative SQLite file and a local warehouse absolute, creating their folders if asked.
 
     Lets a config such as the quickstart's (``sqlite:///icefloe-work/catalog.db``,
-    ``warehouse=icefloe-work/warehouse``) work from whatever directory it is run in.
+    ``warehouse=icefloe-work/warehouse``) work from whatever directory it is run in, and a Java
+    config's ``warehouse=file:/abs/warehouse`` name the folder Java writes to. A REST catalog's
+    warehouse is the server's business (often a name, not a location): it is passed as given.
     """
     uri = props.get("uri", "")
     if uri.startswith("sqlite:///") and uri != "sqlite:///:memory:":
@@ -162,11 +175,17 @@ def _resolve_local_paths(props: dict[str, str], *, create_folders: bool = True) 
             os.makedirs(os.path.dirname(path), exist_ok=True)
         props["uri"] = f"sqlite:///{path}"
     warehouse = props.get("warehouse")
-    if warehouse and "://" not in warehouse:
-        path = os.path.abspath(warehouse)
-        if create_folders:
-            os.makedirs(path, exist_ok=True)
-        props["warehouse"] = f"file://{path}"
+    if warehouse and not _is_rest(props):
+        folder = local_path(warehouse)
+        if folder is not None:
+            if create_folders:
+                os.makedirs(folder, exist_ok=True)
+            props["warehouse"] = local_location(warehouse)
+
+
+def _is_rest(props: dict[str, str]) -> bool:
+    declared = (props.get("type") or "").strip().lower()
+    return declared == "rest" or _CATALOG_IMPLS.get(props.get("catalog-impl", "")) == "rest"
 
 
 def _catalog_type(props: dict[str, str]) -> tuple[str, bool]:

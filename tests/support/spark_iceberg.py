@@ -26,6 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 READER = Path(__file__).resolve().parent / "spark35" / "read_tables.py"
 STREAMER = Path(__file__).resolve().parent / "spark35" / "stream_table.py"
+JAVA_HISTORY = Path(__file__).resolve().parent / "spark35" / "java_history.py"
 TIMEOUT_S = 300.0  # a Spark start is 10-20 s on the shared 2-core machine; this bounds a hung JVM
 
 # The timings of the last read, for reports: {"session_s": JVM + session start, "total_s": with the reads}.
@@ -95,6 +96,13 @@ def stream(tables: Sequence[Any], columns: str = "*", timeout: float = TIMEOUT_S
     request = {"metadata": [metadata_file(table) for table in tables], "columns": columns}
     found = _run(STREAMER, request, timeout)
     return [sorted(rows, key=_sort_key) for rows in found["runs"]]
+
+
+def java_history(warehouse: Path, timeout: float = TIMEOUT_S) -> dict:
+    """A table Iceberg's Java writers made in a Hadoop catalog at ``warehouse``: created, two appends, a
+    compaction, a manifest rewrite (``spark35/java_history.py``). Its first and its current metadata, parsed:
+    ``{"created": ..., "metadata": ...}``."""
+    return _run(JAVA_HISTORY, {"warehouse": f"file:{warehouse}"}, timeout)
 
 
 def _run(script: Path, request: dict, timeout: float) -> dict:

@@ -50,8 +50,8 @@ def _bool(text: str) -> bool:
 def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> TablePolicy:
     """The policy of a table with ``properties``, given the connector's keys.
 
-    Per table, the ``icefloe.maintenance.*`` keys (but ``enabled``, ``interval-ms`` and
-    ``budget-ms``, which are the connector's) may also be set as table properties,
+    Per table, the ``icefloe.maintenance.*`` keys (but ``enabled``, ``interval-ms``,
+    ``budget-ms`` and ``metadata.*``, which are the connector's) may also be set as table properties,
     e.g. through ``iceberg.tables.auto-create-props.*``; they win over the connector's.
     """
     def number(name: str, default: int) -> int:

@@ -39,7 +39,9 @@ CATALOG_NAME_KEY = "iceberg.catalog"
 CATALOG_PREFIX = "iceberg.catalog."
 DEFAULT_CATALOG_NAME = "iceberg"
 TYPE_KEY = CATALOG_PREFIX + "type"
-AUTO_CREATE_PROPS_PREFIX = "iceberg.tables.auto-create-props."
+#: Keys whose suffix is a table property: for new tables, and laid over tables' properties for icefloe's writes.
+TABLE_PROPERTY_PREFIXES = ("iceberg.tables.auto-create-props.", "iceberg.tables.write-props.",
+                           "iceberg.table.write-props.")
 #: Table properties holding a location, read as Hadoop reads it when a config gives them to new tables.
 TABLE_LOCATION_PROPERTIES = ("write.data.path", "write.metadata.path", "write.object-storage.path")
 
@@ -144,17 +146,16 @@ def pyiceberg_properties(props: dict[str, str], *, create_folders: bool = True) 
 def with_absolute_local_paths(config: dict[str, str]) -> dict[str, str]:
     """``config`` with its local locations spelled as pyiceberg reads them, relative ones made absolute.
 
-    The SQLite catalog file, the warehouse and the table locations new tables get from
-    ``iceberg.tables.auto-create-props.*`` (:data:`TABLE_LOCATION_PROPERTIES`), each read as Hadoop
-    reads it (:mod:`connector.data.locations`). Resolved once on the driver, so executors (whose
+    The SQLite catalog file, the warehouse and the table locations (:data:`TABLE_LOCATION_PROPERTIES`)
+    under ``iceberg.tables.auto-create-props.*`` or ``write-props.*``, each read as Hadoop reads it
+    (:mod:`connector.data.locations`). Resolved once on the driver, so executors (whose
     working directory may differ) use the same folders. Nothing is created here: parsing a config
     (``icefloe validate``) leaves the disk alone; :func:`load_catalog` creates the folders.
     """
     props = {k[len(CATALOG_PREFIX):]: v for k, v in config.items() if k.startswith(CATALOG_PREFIX)}
     _resolve_local_paths(props, create_folders=False)
     resolved = {**config, **{CATALOG_PREFIX + k: v for k, v in props.items()}}
-    for name in TABLE_LOCATION_PROPERTIES:
-        key = AUTO_CREATE_PROPS_PREFIX + name
+    for key in (prefix + name for prefix in TABLE_PROPERTY_PREFIXES for name in TABLE_LOCATION_PROPERTIES):
         if resolved.get(key):
             resolved[key] = local_location(resolved[key])
     return resolved

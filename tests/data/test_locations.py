@@ -63,6 +63,15 @@ def test_a_data_path_given_to_new_tables_is_read_the_same_way(root):
     assert ids(table) == list(range(10))
 
 
+def test_a_data_path_laid_over_by_write_props_is_read_the_same_way(root):
+    config = SinkConfig.parse(sink_props(unique("loc"), "t", "db.events", root / "work", **{
+        "iceberg.tables.write-props.write.data.path": "file:../written"}))
+    assert config.iceberg.write_props["write.data.path"] == f"file://{root}/written"
+    tiny_commits(config, 1)
+    assert len(list((root / "written").glob("*.parquet"))) == 1
+    assert list((root / "cwd").iterdir()) == []
+
+
 def test_a_rest_catalogs_warehouse_is_the_servers_name_not_a_folder(root):
     for catalog in ({"iceberg.catalog.type": "rest"},
                     {"iceberg.catalog.catalog-impl": "org.apache.iceberg.rest.RESTCatalog"}):

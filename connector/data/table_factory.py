@@ -16,6 +16,10 @@ creates (docs/migration.md, "Auto-created tables"):
   every new table (``write.parquet.compression-codec=zstd``);
   ``format-version`` among them chooses the format version (2 when unset), as
   in Java;
+* its location, in a JDBC (pyiceberg SQL) catalog, where Java's ``JdbcCatalog``
+  puts it (:func:`jdbc_location`): ``<warehouse>/a/b/<table>`` for ``a.b.<table>``
+  (pyiceberg alone would make ``<warehouse>/a.b/<table>``); other catalogs'
+  defaults are Java's already;
 * identifier fields only where icefloe needs them, in upsert and CDC mode
   (``id_columns``): required columns, inside required structs, which must fit
   (exist, be primitive, not float or double, not inside a list or a map). The
@@ -26,6 +30,7 @@ creates (docs/migration.md, "Auto-created tables"):
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Mapping
 
 from pyiceberg.catalog import Catalog
@@ -93,7 +98,8 @@ def ensure_table(
         schema = with_identifier_fields(schema, identifier, id_columns, case_sensitive=case_sensitive)
     spec = partition_spec_for(schema, partition_by, config_key=partition_by_key)
     create_namespaces(catalog, identifier)
-    return _create(catalog, identifier, schema, spec, new_table_properties(catalog.properties, properties))
+    return _create(catalog, identifier, schema, spec, new_table_properties(catalog.properties, properties),
+                   jdbc_location(catalog, identifier))
 
 
 def new_table_properties(catalog_properties: Mapping[str, str], properties: Mapping[str, str]) -> dict[str, str]:
@@ -161,10 +167,25 @@ def _create_namespace(catalog: Catalog, level: tuple[str, ...]) -> bool:
         return False
 
 
-def _create(catalog: Catalog, identifier: str, schema: Schema, spec, properties: dict[str, str]) -> Table:
+def jdbc_location(catalog: Catalog, identifier: str) -> str | None:
+    """Where Java's ``JdbcCatalog`` puts a new table: ``<warehouse>/<level>/.../<table>`` (a random suffix
+    on the table's folder with the catalog property ``unique-table-location=true``), whatever the namespace's
+    properties; None for other catalogs (their own default is Java's)."""
+    warehouse = catalog.properties.get("warehouse")
+    if catalog.properties.get("type") != "sql" or not warehouse:
+        return None
+    folder = Catalog.table_name_from(identifier)
+    if catalog.properties.get("unique-table-location", "false").strip().lower() == "true":
+        folder = f"{folder}-{uuid.uuid4().hex}"
+    return "/".join([warehouse.rstrip("/"), *Catalog.namespace_from(identifier), folder])
+
+
+def _create(catalog: Catalog, identifier: str, schema: Schema, spec, properties: dict[str, str],
+            location: str | None = None) -> Table:
     for attempt in range(1, CREATE_TABLE_ATTEMPTS + 1):
         try:
-            table = catalog.create_table(identifier, schema=schema, partition_spec=spec, properties=dict(properties))
+            table = catalog.create_table(identifier, schema=schema, partition_spec=spec, properties=dict(properties),
+                                         location=location)
             log.info("Created table %s with schema %s and spec %s", identifier, schema, spec)
             return table
         except TableAlreadyExistsError:

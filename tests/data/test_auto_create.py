@@ -84,3 +84,24 @@ def test_an_upsert_or_cdc_connectors_id_columns_become_identifier_fields(tmp_pat
                            **{"iceberg.tables.default-id-columns": "id", **mode})
         assert table.schema().identifier_field_names() == {"id"} and table.schema().find_field("id").required
         assert table.properties == ZSTD
+
+
+def test_a_table_of_a_nested_namespace_lands_where_javas_jdbc_catalog_puts_it(tmp_path):
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField
+
+    from connector.data.table_factory import ensure_table
+
+    config = SinkConfig.parse(sink_props(unique("create"), "t", "a.b.events", tmp_path))
+    catalog = load_catalog(config.props)
+    schema = Schema(NestedField(1, "id", LongType()))
+    nested = ensure_table(catalog, "a.b.events", sample_schema=schema, partition_by=[], properties={},
+                          auto_create=True)
+    assert nested.location() == f"file://{tmp_path}/warehouse/a/b/events"  # not .../a.b/events
+
+    unique_config = SinkConfig.parse(sink_props(unique("create"), "t", "db.other", tmp_path / "u", **{
+        "iceberg.catalog.unique-table-location": "true"}))
+    other = ensure_table(load_catalog(unique_config.props), "db.other", sample_schema=schema, partition_by=[],
+                         properties={}, auto_create=True)
+    folder = other.location().rsplit("/", 1)[1]
+    assert folder.startswith("other-") and len(folder) == len("other-") + 32

@@ -179,7 +179,6 @@ class JobMetrics:
             if done.expiry is not None:
                 self._child(self._m.snapshots_expired, table).inc(done.expiry.expired)
                 self._child(self._m.files_deleted, table, "expired").inc(done.expiry.files_deleted)
-                self._child(self._m.files_deleted, table, "metadata").inc(done.expiry.metadata_deleted)
             self._child(self._m.files_deleted, table, "orphan").inc(done.orphans_deleted)
 
     def stopped(self) -> None:

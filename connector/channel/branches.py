@@ -29,7 +29,11 @@ from typing import Callable, Iterable, Mapping
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.manifest import DataFile, DataFileContent
 from pyiceberg.table import Table, Transaction
-from pyiceberg.table.update.snapshot import _SnapshotProducer
+from pyiceberg.table.snapshots import Operation, Summary
+from pyiceberg.table.update.snapshot import _FastAppendFiles, _SnapshotProducer
+from pyiceberg.typedef import EMPTY_DICT
+
+from connector.channel.snapshot_summary import as_java_writes
 
 #: Builds the snapshot producer of one commit: (transaction, target branch or None for a staged snapshot).
 Producer = Callable[[Transaction, "str | None"], _SnapshotProducer]
@@ -57,6 +61,13 @@ def commit_to_branch(table: Table, branch: str, produce: Producer) -> int:
     return producer.snapshot_id
 
 
+class _FastAppend(_FastAppendFiles):
+    """pyiceberg's fast append, its summary as Java's ``AppendFiles`` writes it."""
+
+    def _summary(self, snapshot_properties: dict[str, str] = EMPTY_DICT) -> Summary:
+        return as_java_writes(super()._summary(snapshot_properties))
+
+
 class _DecidedOnItsHead(Transaction):
     """A transaction whose snapshot is committed on the head it was built on, or not at all."""
 
@@ -80,7 +91,8 @@ def append_files(table: Table, branch: str, properties: Mapping[str, str], files
         return
 
     def fast_append(transaction: Transaction, target: str | None) -> _SnapshotProducer:
-        append = transaction.update_snapshot(snapshot_properties=dict(properties), branch=target).fast_append()
+        append = _FastAppend(operation=Operation.APPEND, transaction=transaction, io=transaction._table.io,
+                             branch=target, snapshot_properties=dict(properties))
         for data_file in data:
             append.append_data_file(data_file)
         return append

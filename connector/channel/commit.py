@@ -13,7 +13,7 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   connector/channel/fencing.py); for a table in upsert mode, the same snapshot
   carries the position deletes of the keys the cycle changed
   (connector/channel/upserts.py);
-* :func:`commit_manifest_merge` — one snapshot adding no data whose manifests are the head's, merged.
+* :func:`commit_manifest_merge` — one ``replace`` snapshot adding no data whose manifests are the head's, merged.
 """
 
 from __future__ import annotations
@@ -24,9 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from pyiceberg.exceptions import CommitFailedException, ValidationException
+from pyiceberg.manifest import ManifestFile
+from pyiceberg.table import Transaction
+from pyiceberg.table.snapshots import Operation, Summary
+from pyiceberg.table.update.snapshot import _MergeAppendFiles
+from pyiceberg.typedef import EMPTY_DICT
 
 from connector.api.errors import ConnectException, RetriableException
-from connector.channel.branches import append_files
+from connector.channel.branches import append_files, commit_to_branch
 from connector.channel.fencing import Fence
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import (
@@ -38,6 +43,7 @@ from connector.channel.offsets import (
     summary_properties,
 )
 from connector.channel.schema_changes import apply_schema_needs
+from connector.channel.snapshot_summary import with_totals
 from connector.channel.upserts import commit_upserts
 from connector.config.sink_config import SinkConfig
 from connector.data.changes import ChangeSegment, id_columns_of
@@ -200,28 +206,55 @@ def _next_offsets(previous: dict[TopicPartition, int], covered: Mapping[TopicPar
 
 
 def commit_manifest_merge(catalog, config: SinkConfig, table_name: str, properties: dict[str, str]) -> int | None:
-    """Merge the branch head's data manifests (an append of no file, merging every bin); the snapshot's id.
+    """Merge the branch head's data manifests in a ``replace`` snapshot adding no data; the snapshot's id.
 
-    Entries keep their snapshot ids and sequence numbers (they become EXISTING). None when it kept
+    As Java's ``RewriteManifests``: entries keep their snapshot ids and sequence numbers (they become
+    EXISTING), and the summary counts the manifests created, kept and replaced. None when it kept
     conflicting for :data:`REWRITE_ATTEMPTS` attempts.
     """
-    from pyiceberg.table.snapshots import Operation
-    from pyiceberg.table.update.snapshot import _MergeAppendFiles
-
     branch = config.iceberg.table_config(table_name).commit_branch or "main"
     for attempt in range(1, REWRITE_ATTEMPTS + 1):
         table = catalog.load_table(table_name)
         try:
-            with table.transaction() as transaction:
-                merge = _MergeAppendFiles(operation=Operation.APPEND, transaction=transaction, io=table.io,
-                                          branch=branch, snapshot_properties=properties)
-                merge._merge_enabled = True  # whatever commit.manifest-merge.enabled says for appends
-                merge._min_count_to_merge = 2
-                merge.commit()
+            return commit_to_branch(table, branch, lambda transaction, target: _ManifestRewrite(
+                transaction, target, properties))
         except (CommitFailedException, ValidationException) as exc:
             log.info("Merging the manifests of %s conflicted (attempt %d): %s", table_name, attempt, exc)
-            continue
-        head = branch_head(table, branch)
-        assert head is not None, "the merge just made a snapshot"
-        return head.snapshot_id
     return None
+
+
+class _ManifestRewrite(_MergeAppendFiles):
+    """pyiceberg's merge of manifests, forced on, recorded as Java's ``RewriteManifests`` records it."""
+
+    def __init__(self, transaction: Transaction, branch: str | None, properties: Mapping[str, str]):
+        super().__init__(operation=Operation.REPLACE, transaction=transaction, io=transaction._table.io,
+                         branch=branch, snapshot_properties=dict(properties))
+        self._merge_enabled = True  # whatever commit.manifest-merge.enabled says for appends
+        self._min_count_to_merge = 2
+        self._counts: dict[str, str] = {}
+
+    def _manifests(self) -> list[ManifestFile]:
+        merged = super()._manifests()
+        before = {m.manifest_path: m for m in self._parent_manifests()}
+        after = {m.manifest_path for m in merged}
+        replaced = [m for path, m in before.items() if path not in after]
+        self._counts = {
+            "manifests-created": str(sum(1 for m in merged if m.manifest_path not in before)),
+            "manifests-kept": str(sum(1 for m in merged if m.manifest_path in before)),
+            "manifests-replaced": str(len(replaced)),
+            "entries-processed": str(sum((m.added_files_count or 0) + (m.existing_files_count or 0)
+                                         for m in replaced)),
+        }
+        return merged
+
+    def _parent_manifests(self) -> list[ManifestFile]:
+        if self._parent_snapshot_id is None:
+            return []
+        parent = self._transaction.table_metadata.snapshot_by_id(self._parent_snapshot_id)
+        return parent.manifests(self._io) if parent is not None else []
+
+    def _summary(self, snapshot_properties: dict[str, str] = EMPTY_DICT) -> Summary:
+        metadata = self._transaction.table_metadata
+        parent = metadata.snapshot_by_id(self._parent_snapshot_id) if self._parent_snapshot_id is not None else None
+        return with_totals(Operation.REPLACE, {**self._counts, **snapshot_properties},
+                           parent.summary if parent is not None else None)

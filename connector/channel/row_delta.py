@@ -17,7 +17,12 @@ of a table without snapshots too, see :mod:`connector.channel.branches`):
   and spec); the other manifests are kept;
 * carries ``properties`` (the offsets) in its summary with pyiceberg's counts
   (added-delete-files, added-position-deletes, total-position-deletes, ...);
-  its operation is ``append`` when it only adds data, ``overwrite`` otherwise.
+  its operation is the one Java's ``RowDelta`` gives the same change: ``append``
+  when it only adds data, ``delete`` when it adds delete files and no data,
+  ``overwrite`` otherwise; a rewrite (compaction: the same rows in new files,
+  their delete files applied) is a ``replace``, as Java's ``RewriteFiles``
+  records it. The summary also carries the fields Java writes
+  (:mod:`connector.channel.snapshot_summary`).
 
 Before writing anything it checks the head it is built on, so that no row can
 come back: every file it removes is live, every delete file it adds
@@ -57,7 +62,7 @@ from pyiceberg.manifest import (
     manifest_entry_schema_with_data_file,
 )
 from pyiceberg.table import Table, TableProperties
-from pyiceberg.table.snapshots import Operation, SnapshotSummaryCollector, Summary, update_snapshot_summaries
+from pyiceberg.table.snapshots import Operation, SnapshotSummaryCollector, Summary
 from pyiceberg.table.update import UpdateTableMetadata
 from pyiceberg.table.update.snapshot import _SnapshotProducer
 from pyiceberg.typedef import EMPTY_DICT
@@ -65,6 +70,7 @@ from pyiceberg.types import NestedField, StringType, StructType
 
 from connector.api.errors import ConnectException
 from connector.channel.branches import commit_to_branch
+from connector.channel.snapshot_summary import with_totals
 from connector.data.live_files import referenced_data_file, spec_id_of
 
 REFERENCED_DATA_FILE = NestedField(143, "referenced_data_file", StringType(), required=False)
@@ -89,6 +95,14 @@ class RowDeltaFiles:
     def only_appends(self) -> bool:
         return not (self.added_deletes or self.removed_data or self.removed_deletes)
 
+    def operation(self) -> Operation:
+        """The operation Java's ``BaseRowDelta`` records for these files."""
+        if self.only_appends:
+            return Operation.APPEND
+        if self.added_deletes and not self.added_data:
+            return Operation.DELETE
+        return Operation.OVERWRITE
+
     def check_contents(self) -> None:
         """ValueError when a file is of the wrong content or an added delete file is not file-scoped."""
         for name, files, content in (("added_data", self.added_data, DataFileContent.DATA),
@@ -104,8 +118,11 @@ class RowDeltaFiles:
 
 def commit_row_delta(table: Table, branch: str | None, properties: Mapping[str, str], *,
                      added_data: Iterable[DataFile] = (), added_deletes: Iterable[DataFile] = (),
-                     removed_data: Iterable[DataFile] = (), removed_deletes: Iterable[DataFile] = ()) -> int:
+                     removed_data: Iterable[DataFile] = (), removed_deletes: Iterable[DataFile] = (),
+                     rewrite: bool = False) -> int:
     """Commit one row delta to ``branch`` (main when None) of ``table``; the new snapshot's id.
+
+    ``rewrite``: the delta rewrites rows that stay (compaction), recorded as a ``replace``.
 
     Raises :class:`RowDeltaConflict` when the head no longer fits (see the module), the catalog's
     :class:`CommitFailedException` when another writer committed first, ConnectException when delete
@@ -114,10 +131,11 @@ def commit_row_delta(table: Table, branch: str | None, properties: Mapping[str, 
     """
     files = RowDeltaFiles(tuple(added_data), tuple(added_deletes), tuple(removed_data), tuple(removed_deletes))
     files.check_contents()
+    operation = Operation.REPLACE if rewrite else files.operation()
     if files.added_deletes or files.removed_deletes:
         require_v2(table)
     return commit_to_branch(table, branch or "main", lambda transaction, target: _RowDelta(
-        transaction, target, dict(properties), files))
+        transaction, target, dict(properties), files, operation))
 
 
 def require_v2(table: Table) -> None:
@@ -184,8 +202,8 @@ class _HeadManifest:
 class _RowDelta(_SnapshotProducer["_RowDelta"]):
     """The snapshot producer of a row delta (see the module for its rules)."""
 
-    def __init__(self, transaction, branch: str | None, properties: dict[str, str], files: RowDeltaFiles):
-        operation = Operation.APPEND if files.only_appends else Operation.OVERWRITE
+    def __init__(self, transaction, branch: str | None, properties: dict[str, str], files: RowDeltaFiles,
+                 operation: Operation):
         super().__init__(operation, transaction, transaction._table.io, snapshot_properties=properties,
                          branch=branch)
         self._files = files
@@ -305,9 +323,8 @@ class _RowDelta(_SnapshotProducer["_RowDelta"]):
         for removed in self._removed:
             collector.remove_file(removed, partition_spec=specs[removed.spec_id], schema=schema)
         parent = metadata.snapshot_by_id(self._parent_snapshot_id) if self._parent_snapshot_id is not None else None
-        return update_snapshot_summaries(
-            summary=Summary(operation=self._operation, **collector.build(), **snapshot_properties),
-            previous_summary=parent.summary if parent is not None else None)
+        return with_totals(self._operation, {**collector.build(), **snapshot_properties},
+                           parent.summary if parent is not None else None)
 
 
 def _by_spec(files: Iterable[DataFile], default_spec_id: int) -> dict[int, list[DataFile]]:

@@ -25,7 +25,8 @@ def apply_schema_needs(catalog, config: SinkConfig, creates: Mapping[str, Any],
                        updates: Mapping[str, SchemaUpdates]) -> None:
     """Create the tables in ``creates`` (table → Iceberg schema), then apply ``updates``.
 
-    A new table's id columns become its identifier fields; an upsert table must have some.
+    An upsert or CDC table's id columns become its identifier fields (it must have some); an
+    append-only table gets none, as the Java sink creates it.
     """
     for table, schema in creates.items():
         table_config = config.iceberg.table_config(table)
@@ -34,7 +35,7 @@ def apply_schema_needs(catalog, config: SinkConfig, creates: Mapping[str, Any],
             raise no_id_columns(table)
         ensure_table(catalog, table, sample_schema=schema, partition_by=list(table_config.partition_by),
                      properties=config.iceberg.auto_create_props, auto_create=True,
-                     id_columns=table_config.id_columns, upsert=upsert,
+                     id_columns=table_config.id_columns if upsert else (),
                      case_sensitive=not config.iceberg.case_insensitive)
         log.info("Created table %s", table)
     for table, update in updates.items():

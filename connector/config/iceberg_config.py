@@ -29,7 +29,8 @@ ICEBERG_CONFIG = (
                 "table without snapshots (then `main` stays empty, as with the Java sink)")
     .define("iceberg.tables.default-id-columns", ConfigType.STRING, None, importance="medium",
             doc="id columns of every table (comma-separated; nested ones by dotted path): the keys of upsert "
-                "and CDC tables, and the identifier fields of auto-created tables")
+                "and CDC tables, and the identifier fields of the upsert and CDC tables icefloe creates. An "
+                "append-only connector's auto-created tables get no identifier fields, as with the Java sink")
     .define("iceberg.tables.default-partition-by", ConfigType.STRING, None, importance="medium",
             doc="partition spec of auto-created tables: `year(c)`/`years`, `month(c)`, `day(c)`, `hour(c)`, "
                 "`bucket(c, N)`, `truncate(c, W)`, or a column name (identity); comma-separated, commas "

@@ -23,6 +23,7 @@ COMPACTION_SMALL_FILE_RATIO = "icefloe.maintenance.compaction.small-file-ratio"
 SNAPSHOT_MAX_AGE_MS = "icefloe.maintenance.snapshot.max-age-ms"
 SNAPSHOT_MIN_TO_KEEP = "icefloe.maintenance.snapshot.min-to-keep"
 METADATA_DELETE_OLD = "icefloe.maintenance.metadata.delete-old"
+METADATA_DELETE_ON_REST = "icefloe.maintenance.metadata.delete-on-rest"
 ORPHAN_MIN_AGE_MS = "icefloe.maintenance.orphan.min-age-ms"
 MANIFESTS_MIN_COUNT = "icefloe.maintenance.manifests.min-count"
 DELETES_MIN_FILES = "icefloe.maintenance.deletes.min-files"
@@ -62,7 +63,7 @@ ICEFLOE_CONFIG = (
             "read the control topic (resume from the tables, then the consumer groups)")
     .define(MAINTENANCE_ENABLED, ConfigType.BOOLEAN, True, None, "medium",
             "run table maintenance (compaction of small files, snapshot expiry with the deletion of the files "
-            "only expired snapshots referenced, old metadata files, orphan files) on the tables the connector "
+            "only expired snapshots referenced, orphan files) on the tables the connector "
             "writes, between its commit cycles and once at the end of `--until-caught-up`. A table with the "
             "table property `icefloe.maintenance.enabled=false` is left alone")
     .define(MAINTENANCE_INTERVAL_MS, ConfigType.LONG, 60_000, at_least(0), "low",
@@ -84,10 +85,16 @@ ICEFLOE_CONFIG = (
     .define(SNAPSHOT_MIN_TO_KEEP, ConfigType.INT, 10, at_least(1), "medium",
             "the newest snapshots of each branch kept whatever their age, for tables without the table "
             "property `history.expire.min-snapshots-to-keep` (which wins)")
-    .define(METADATA_DELETE_OLD, ConfigType.BOOLEAN, True, None, "low",
-            "delete metadata files no longer in the table's metadata log (which keeps "
-            "`write.metadata.previous-versions-max` versions, 100 when unset), for tables without the table "
-            "property `write.metadata.delete-after-commit.enabled` (which wins)")
+    .define(METADATA_DELETE_OLD, ConfigType.BOOLEAN, False, None, "low",
+            "for tables without the table property `write.metadata.delete-after-commit.enabled` (which "
+            "wins): after each commit, delete the metadata files the commit dropped from the table's metadata "
+            "log (which keeps `write.metadata.previous-versions-max` versions, 100 when unset), as Iceberg does "
+            "for tables with that property true. False is Iceberg's default. No other metadata file is ever "
+            "deleted")
+    .define(METADATA_DELETE_ON_REST, ConfigType.BOOLEAN, False, None, "low",
+            "with a REST catalog, which writes and owns the metadata files, icefloe deletes none of them "
+            "(neither does Iceberg's Java REST client); true applies the same rule as with other catalogs "
+            "there too (the table property, else `icefloe.maintenance.metadata.delete-old`)")
     .define(ORPHAN_MIN_AGE_MS, ConfigType.LONG, 86_400_000, at_least(0), "medium",
             "files under the table's location that no snapshot references (written by cycles that crashed "
             "before committing) are deleted once older than this; younger ones are never touched, since "
@@ -117,7 +124,8 @@ class MaintenanceConfig:
     small_file_ratio: float = 0.75
     snapshot_max_age_ms: int = 3_600_000
     snapshot_min_to_keep: int = 10
-    metadata_delete_old: bool = True
+    metadata_delete_old: bool = False
+    metadata_delete_on_rest: bool = False
     orphan_min_age_ms: int = 86_400_000
     manifests_min_count: int = 50
     deletes_min_files: int = 10
@@ -145,6 +153,7 @@ def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
         budget_ms=values[MAINTENANCE_BUDGET_MS], min_input_files=values[COMPACTION_MIN_INPUT_FILES],
         small_file_ratio=values[COMPACTION_SMALL_FILE_RATIO], snapshot_max_age_ms=values[SNAPSHOT_MAX_AGE_MS],
         snapshot_min_to_keep=values[SNAPSHOT_MIN_TO_KEEP], metadata_delete_old=values[METADATA_DELETE_OLD],
+        metadata_delete_on_rest=values[METADATA_DELETE_ON_REST],
         orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS], manifests_min_count=values[MANIFESTS_MIN_COUNT],
         deletes_min_files=values[DELETES_MIN_FILES], deletes_min_ratio=values[DELETES_MIN_RATIO])
     return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],

@@ -29,6 +29,9 @@ from pyiceberg.catalog import Catalog
 from pyiceberg.catalog import load_catalog as _pyiceberg_load_catalog
 
 from connector.api.errors import ConfigException
+from connector.config.icefloe_config import parse_icefloe_config
+from connector.data.locations import local_location, local_path
+from connector.data.metadata_cleanup import MetadataCleanup, install
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,11 @@ CATALOG_NAME_KEY = "iceberg.catalog"
 CATALOG_PREFIX = "iceberg.catalog."
 DEFAULT_CATALOG_NAME = "iceberg"
 TYPE_KEY = CATALOG_PREFIX + "type"
+#: Keys whose suffix is a table property: for new tables, and laid over tables' properties for icefloe's writes.
+TABLE_PROPERTY_PREFIXES = ("iceberg.tables.auto-create-props.", "iceberg.tables.write-props.",
+                           "iceberg.table.write-props.")
+#: Table properties holding a location, read as Hadoop reads it when a config gives them to new tables.
+TABLE_LOCATION_PROPERTIES = ("write.data.path", "write.metadata.path", "write.object-storage.path")
 
 _PASS_THROUGH_TYPES = {"rest", "glue", "hive", "sql", "dynamodb", "bigquery", "in-memory"}
 _UNSUPPORTED_TYPES = {
@@ -72,11 +80,14 @@ def catalog_properties(config: dict[str, str]) -> tuple[str, dict[str, str]]:
 
 
 def load_catalog(config: dict[str, str]) -> Catalog:
-    """The pyiceberg catalog for a sink config (see the module doc for translations)."""
+    """The pyiceberg catalog for a sink config (see the module doc for translations).
+
+    Its commits delete old metadata files by the table's rules (:mod:`connector.data.metadata_cleanup`).
+    """
     name, props = catalog_properties(config)
     translated, defaulted = pyiceberg_properties(props)
     try:
-        return _load_racing_creators(name, translated)
+        return install(_load_racing_creators(name, translated), _metadata_cleanup(config, translated["type"]))
     except ConfigException:
         raise
     except Exception as e:
@@ -88,6 +99,12 @@ def load_catalog(config: dict[str, str]) -> Catalog:
                 f"({type(e).__name__}: {e}); set {TYPE_KEY} (rest, sql, glue, hive, jdbc)",
             ) from e
         raise
+
+
+def _metadata_cleanup(config: dict[str, str], catalog_type: str) -> MetadataCleanup:
+    keys = parse_icefloe_config(config).maintenance
+    return MetadataCleanup(delete_old=keys.metadata_delete_old, rest=catalog_type == "rest",
+                           delete_on_rest=keys.metadata_delete_on_rest)
 
 
 def _load_racing_creators(name: str, translated: dict[str, str]) -> Catalog:
@@ -127,22 +144,30 @@ def pyiceberg_properties(props: dict[str, str], *, create_folders: bool = True) 
 
 
 def with_absolute_local_paths(config: dict[str, str]) -> dict[str, str]:
-    """``config`` with a relative SQLite catalog file and local warehouse made absolute.
+    """``config`` with its local locations spelled as pyiceberg reads them, relative ones made absolute.
 
-    Resolved once on the driver, so executors (whose working directory may
-    differ) open the same catalog. Nothing is created here: parsing a config
+    The SQLite catalog file, the warehouse and the table locations (:data:`TABLE_LOCATION_PROPERTIES`)
+    under ``iceberg.tables.auto-create-props.*`` or ``write-props.*``, each read as Hadoop reads it
+    (:mod:`connector.data.locations`). Resolved once on the driver, so executors (whose
+    working directory may differ) use the same folders. Nothing is created here: parsing a config
     (``icefloe validate``) leaves the disk alone; :func:`load_catalog` creates the folders.
     """
     props = {k[len(CATALOG_PREFIX):]: v for k, v in config.items() if k.startswith(CATALOG_PREFIX)}
     _resolve_local_paths(props, create_folders=False)
-    return {**config, **{CATALOG_PREFIX + k: v for k, v in props.items()}}
+    resolved = {**config, **{CATALOG_PREFIX + k: v for k, v in props.items()}}
+    for key in (prefix + name for prefix in TABLE_PROPERTY_PREFIXES for name in TABLE_LOCATION_PROPERTIES):
+        if resolved.get(key):
+            resolved[key] = local_location(resolved[key])
+    return resolved
 
 
 def _resolve_local_paths(props: dict[str, str], *, create_folders: bool = True) -> None:
-    """Make a relative SQLite file and a relative local warehouse absolute, creating their folders if asked.
+    """Make a relative SQLite file and a local warehouse absolute, creating their folders if asked.
 
     Lets a config such as the quickstart's (``sqlite:///icefloe-work/catalog.db``,
-    ``warehouse=icefloe-work/warehouse``) work from whatever directory it is run in.
+    ``warehouse=icefloe-work/warehouse``) work from whatever directory it is run in, and a Java
+    config's ``warehouse=file:/abs/warehouse`` name the folder Java writes to. A REST catalog's
+    warehouse is the server's business (often a name, not a location): it is passed as given.
     """
     uri = props.get("uri", "")
     if uri.startswith("sqlite:///") and uri != "sqlite:///:memory:":
@@ -151,11 +176,17 @@ def _resolve_local_paths(props: dict[str, str], *, create_folders: bool = True) 
             os.makedirs(os.path.dirname(path), exist_ok=True)
         props["uri"] = f"sqlite:///{path}"
     warehouse = props.get("warehouse")
-    if warehouse and "://" not in warehouse:
-        path = os.path.abspath(warehouse)
-        if create_folders:
-            os.makedirs(path, exist_ok=True)
-        props["warehouse"] = f"file://{path}"
+    if warehouse and not _is_rest(props):
+        folder = local_path(warehouse)
+        if folder is not None:
+            if create_folders:
+                os.makedirs(folder, exist_ok=True)
+            props["warehouse"] = local_location(warehouse)
+
+
+def _is_rest(props: dict[str, str]) -> bool:
+    declared = (props.get("type") or "").strip().lower()
+    return declared == "rest" or _CATALOG_IMPLS.get(props.get("catalog-impl", "")) == "rest"
 
 
 def _catalog_type(props: dict[str, str]) -> tuple[str, bool]:

@@ -7,17 +7,31 @@ and the ``auto-create-props``, retried up to 3 times; if another task created
 it meanwhile, that table is loaded. The schema comes from the first record
 (its Connect schema, or inferred from a schemaless value).
 
-When the table has id columns (``iceberg.table.<table>.id-columns`` or
-``iceberg.tables.default-id-columns``), they become its identifier fields, as
-Tabular's sink made them: required columns, inside required structs. An
-upsert table's id columns must fit (exist, be primitive, not float or double,
-not inside a list or a map); an append-only table's only declare the key, so
-one that does not fit is logged and the table created without identifier fields.
+The new table gets what Iceberg's Java catalogs give a table the Java sink
+creates (docs/migration.md, "Auto-created tables"):
+
+* its properties (:func:`new_table_properties`): the catalog's
+  ``table-default.*`` properties, then ``auto-create-props``, then the
+  catalog's ``table-override.*``, over the default ``TableMetadata`` writes into
+  every new table (``write.parquet.compression-codec=zstd``);
+  ``format-version`` among them chooses the format version (2 when unset), as
+  in Java;
+* its location, in a JDBC (pyiceberg SQL) catalog, where Java's ``JdbcCatalog``
+  puts it (:func:`jdbc_location`): ``<warehouse>/a/b/<table>`` for ``a.b.<table>``
+  (pyiceberg alone would make ``<warehouse>/a.b/<table>``); other catalogs'
+  defaults are Java's already;
+* identifier fields only where icefloe needs them, in upsert and CDC mode
+  (``id_columns``): required columns, inside required structs, which must fit
+  (exist, be primitive, not float or double, not inside a list or a map). The
+  Apache sink never sets them, and an append-only table with identifier
+  fields would refuse a later null in those columns.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
+from typing import Mapping
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import (
@@ -38,6 +52,10 @@ log = logging.getLogger(__name__)
 
 AUTO_CREATE_KEY = "iceberg.tables.auto-create-enabled"
 CREATE_TABLE_ATTEMPTS = 3
+#: What Iceberg's ``TableMetadata.newTableMetadata`` writes into every new table's properties.
+NEW_TABLE_DEFAULTS = {"write.parquet.compression-codec": "zstd"}
+TABLE_DEFAULT_PREFIX = "table-default."  # catalog properties Java's catalogs give every new table
+TABLE_OVERRIDE_PREFIX = "table-override."  # ... and those that win over the table's own
 
 
 def ensure_table(
@@ -50,14 +68,13 @@ def ensure_table(
     auto_create: bool,
     partition_by_key: str = DEFAULT_PARTITION_BY_KEY,
     id_columns: tuple[str, ...] = (),
-    upsert: bool = False,
     case_sensitive: bool = True,
 ) -> Table:
     """The table ``identifier``, created from ``sample_schema`` if missing and allowed.
 
-    ``id_columns`` become the new table's identifier fields (looked up ignoring case
-    unless ``case_sensitive``); ``upsert``: they must (ConfigException naming the
-    table and the column otherwise).
+    ``id_columns`` (an upsert or CDC table's) become the new table's identifier fields, looked up
+    ignoring case unless ``case_sensitive``; ConfigException naming the table and the column when one
+    cannot be.
 
     Raises:
         NotFoundException: the table is missing and auto-create is off.
@@ -78,22 +95,20 @@ def ensure_table(
         raise DataException(f"Unable to create table from empty object: {identifier}")
     schema = assign_fresh_schema_ids(sample_schema)
     if id_columns:
-        schema = _keyed(schema, identifier, id_columns, strict=upsert, case_sensitive=case_sensitive)
+        schema = with_identifier_fields(schema, identifier, id_columns, case_sensitive=case_sensitive)
     spec = partition_spec_for(schema, partition_by, config_key=partition_by_key)
     create_namespaces(catalog, identifier)
-    return _create(catalog, identifier, schema, spec, properties)
+    return _create(catalog, identifier, schema, spec, new_table_properties(catalog.properties, properties),
+                   jdbc_location(catalog, identifier))
 
 
-def _keyed(schema: Schema, identifier: str, id_columns: tuple[str, ...], *, strict: bool,
-           case_sensitive: bool) -> Schema:
-    """``schema`` with identifier fields; when they do not fit, an error (``strict``) or a warning."""
-    try:
-        return with_identifier_fields(schema, identifier, id_columns, case_sensitive=case_sensitive)
-    except ConfigException as exc:
-        if strict:
-            raise
-        log.warning("Creating %s without identifier fields: %s", identifier, exc)
-        return schema
+def new_table_properties(catalog_properties: Mapping[str, str], properties: Mapping[str, str]) -> dict[str, str]:
+    """The properties a new table with ``properties`` gets in a catalog with ``catalog_properties``, as Java's
+    catalogs and ``TableMetadata`` give them (see the module)."""
+    def prefixed(prefix: str) -> dict[str, str]:
+        return {k[len(prefix):]: v for k, v in catalog_properties.items() if k.startswith(prefix) and k != prefix}
+
+    return {**NEW_TABLE_DEFAULTS, **prefixed(TABLE_DEFAULT_PREFIX), **properties, **prefixed(TABLE_OVERRIDE_PREFIX)}
 
 
 def with_identifier_fields(schema: Schema, table_name: str, id_columns: tuple[str, ...], *,
@@ -152,10 +167,25 @@ def _create_namespace(catalog: Catalog, level: tuple[str, ...]) -> bool:
         return False
 
 
-def _create(catalog: Catalog, identifier: str, schema: Schema, spec, properties: dict[str, str]) -> Table:
+def jdbc_location(catalog: Catalog, identifier: str) -> str | None:
+    """Where Java's ``JdbcCatalog`` puts a new table: ``<warehouse>/<level>/.../<table>`` (a random suffix
+    on the table's folder with the catalog property ``unique-table-location=true``), whatever the namespace's
+    properties; None for other catalogs (their own default is Java's)."""
+    warehouse = catalog.properties.get("warehouse")
+    if catalog.properties.get("type") != "sql" or not warehouse:
+        return None
+    folder = Catalog.table_name_from(identifier)
+    if catalog.properties.get("unique-table-location", "false").strip().lower() == "true":
+        folder = f"{folder}-{uuid.uuid4().hex}"
+    return "/".join([warehouse.rstrip("/"), *Catalog.namespace_from(identifier), folder])
+
+
+def _create(catalog: Catalog, identifier: str, schema: Schema, spec, properties: dict[str, str],
+            location: str | None = None) -> Table:
     for attempt in range(1, CREATE_TABLE_ATTEMPTS + 1):
         try:
-            table = catalog.create_table(identifier, schema=schema, partition_spec=spec, properties=dict(properties))
+            table = catalog.create_table(identifier, schema=schema, partition_spec=spec, properties=dict(properties),
+                                         location=location)
             log.info("Created table %s with schema %s and spec %s", identifier, schema, spec)
             return table
         except TableAlreadyExistsError:

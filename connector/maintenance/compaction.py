@@ -12,9 +12,10 @@ comes back), projected on the table's current schema (files written before a
 column was added read it as nulls), written as one Parquet file with
 pyiceberg's write path (the table's compression codec, column statistics,
 partition values) and committed as one row delta
-(:func:`connector.channel.row_delta.commit_row_delta`): one overwrite snapshot
-removing the group's data files and their delete files and adding the new
-file, with no offsets. The row delta refuses to land when a file of the group
+(:func:`connector.channel.row_delta.commit_row_delta`): one ``replace``
+snapshot (as Iceberg's ``RewriteFiles`` records it, so that incremental
+readers skip it) removing the group's data files and their delete files and
+adding the new file, with no offsets. The row delta refuses to land when a file of the group
 is gone or another writer added deletes against one since it was read; then,
 or when other writers keep winning the race, the new file is deleted and the
 files stay as they were.
@@ -241,7 +242,7 @@ def commit_group(catalog, table_name: str, branch: str | None, inputs: list[Data
         table = catalog.load_table(table_name)
         try:
             return commit_row_delta(table, branch, properties, added_data=added, removed_data=inputs,
-                                    removed_deletes=deletes)
+                                    removed_deletes=deletes, rewrite=True)
         except RowDeltaConflict as exc:
             log.info("Rewrite of %d file(s) of %s no longer fits the table: %s", len(inputs), table_name, exc)
             return None

@@ -1,4 +1,4 @@
-"""Snapshot expiry, the deletion of the files only expired snapshots referenced, and old metadata files.
+"""Snapshot expiry, and the deletion of the files only expired snapshots referenced.
 
 A snapshot expires when it is older than the table's
 ``history.expire.max-snapshot-age-ms`` (or ``icefloe.maintenance.snapshot.max-age-ms``)
@@ -15,11 +15,9 @@ unless it is
 pyiceberg's expiry only removes the snapshot entries, so after the commit the
 manifest lists, manifests and data files that only expired snapshots
 referenced are deleted here (what the kept snapshots reference is read from
-the table as committed). Metadata files no longer in the metadata log
-(``write.metadata.previous-versions-max`` entries) are deleted when
-``write.metadata.delete-after-commit.enabled`` (or
-``icefloe.maintenance.metadata.delete-old``) says so, only those older than
-the oldest logged version: a newer one may be another writer's commit.
+the table as committed). Old metadata files are not maintenance's business:
+each commit deletes those it drops from the metadata log when the table's
+rules say so (:mod:`connector.data.metadata_cleanup`), as Java's writers do.
 """
 
 from __future__ import annotations
@@ -34,13 +32,12 @@ from pyiceberg.table.refs import SnapshotRefType
 from pyiceberg.table.snapshots import ancestors_of
 
 from connector.channel.offsets import OFFSETS_PREFIX, offsets_reset_key
-from connector.maintenance.files import delete_files, list_files, local_path, references
+from connector.maintenance.files import delete_files, references
 from connector.maintenance.policy import TablePolicy
 
 log = logging.getLogger(__name__)
 
 EXPIRE_ATTEMPTS = 3
-METADATA_GRACE_MS = 60_000  # a metadata file this young is never deleted
 
 
 @dataclass
@@ -48,7 +45,6 @@ class ExpiryReport:
     expired: int = 0
     kept: int = 0
     files_deleted: int = 0
-    metadata_deleted: int = 0
 
 
 def protected_snapshots(table: Table, policy: TablePolicy, group_id: str) -> set[int]:
@@ -79,7 +75,7 @@ def expired_snapshots(table: Table, policy: TablePolicy, group_id: str, now_ms: 
 
 
 def expire(catalog, table_name: str, policy: TablePolicy, group_id: str, now_ms: int | None = None) -> ExpiryReport:
-    """Expire the snapshots due, then delete what only they referenced, then old metadata files."""
+    """Expire the snapshots due, then delete what only they referenced."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     report = ExpiryReport()
     for attempt in range(1, EXPIRE_ATTEMPTS + 1):
@@ -101,25 +97,5 @@ def expire(catalog, table_name: str, policy: TablePolicy, group_id: str, now_ms:
         log.info("Expired %d snapshot(s) of %s, deleted %d file(s) only they referenced", len(doomed), table_name,
                  report.files_deleted)
         break
-    table = catalog.load_table(table_name)
-    report.kept = len(table.metadata.snapshots)
-    if policy.delete_old_metadata:
-        report.metadata_deleted = delete_old_metadata(table, now_ms)
+    report.kept = len(catalog.load_table(table_name).metadata.snapshots)
     return report
-
-
-def delete_old_metadata(table: Table, now_ms: int) -> int:
-    """Delete ``*.metadata.json`` files neither current nor logged, older than the oldest logged one."""
-    metadata = table.metadata
-    logged = {local_path(entry.metadata_file) for entry in metadata.metadata_log}
-    current = table.metadata_location
-    logged.add(local_path(current))
-    oldest_logged_ms = min([e.timestamp_ms for e in metadata.metadata_log] + [metadata.last_updated_ms])
-    before_s = min(oldest_logged_ms, now_ms - METADATA_GRACE_MS) / 1000
-    location = current.rsplit("/", 1)[0]
-    doomed = [path for path, mtime in list_files(table, location)
-              if path.endswith(".metadata.json") and path not in logged and mtime < before_s]
-    deleted = delete_files(table, doomed)
-    if deleted:
-        log.info("Deleted %d old metadata file(s) of %s", deleted, table.name())
-    return deleted

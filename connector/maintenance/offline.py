@@ -64,7 +64,7 @@ def maintain(args) -> int:
             "bytes_rewritten": done.compaction.bytes_rewritten if done.compaction else 0,
             "delete_files_applied": done.compaction.delete_files_removed if done.compaction else 0,
             "snapshots_expired": done.expiry.expired if done.expiry else 0,
-            "files_deleted": (done.expiry.files_deleted + done.expiry.metadata_deleted if done.expiry else 0)
+            "files_deleted": (done.expiry.files_deleted if done.expiry else 0)
             + done.orphans_deleted,
         }
     out["errors"] = [{"table": f.table, "step": f.step, "error": f.error} for f in maintainer.failures]

@@ -11,7 +11,6 @@ from connector.config.icefloe_config import (
     DELETES_MIN_FILES,
     DELETES_MIN_RATIO,
     MANIFESTS_MIN_COUNT,
-    METADATA_DELETE_OLD,
     ORPHAN_MIN_AGE_MS,
     SNAPSHOT_MAX_AGE_MS,
     SNAPSHOT_MIN_TO_KEEP,
@@ -22,8 +21,6 @@ TARGET_FILE_SIZE = "write.target-file-size-bytes"
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024  # Iceberg's default
 MAX_SNAPSHOT_AGE = "history.expire.max-snapshot-age-ms"
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
-DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
-PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
 TABLE_ENABLED = "icefloe.maintenance.enabled"  # a table property: false leaves the table alone
 
 
@@ -35,7 +32,6 @@ class TablePolicy:
     small_file_ratio: float
     max_snapshot_age_ms: int
     min_snapshots_to_keep: int
-    delete_old_metadata: bool
     orphan_min_age_ms: int
     manifests_min_count: int
     deletes_min_files: int  # a partition with this many delete files is rewritten with them applied
@@ -54,8 +50,8 @@ def _bool(text: str) -> bool:
 def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> TablePolicy:
     """The policy of a table with ``properties``, given the connector's keys.
 
-    Per table, the ``icefloe.maintenance.*`` keys (but ``enabled``, ``interval-ms`` and
-    ``budget-ms``, which are the connector's) may also be set as table properties,
+    Per table, the ``icefloe.maintenance.*`` keys (but ``enabled``, ``interval-ms``,
+    ``budget-ms`` and ``metadata.*``, which are the connector's) may also be set as table properties,
     e.g. through ``iceberg.tables.auto-create-props.*``; they win over the connector's.
     """
     def number(name: str, default: int) -> int:
@@ -70,16 +66,13 @@ def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> Tabl
         except ValueError:
             return default
 
-    def flag(name: str, default: bool) -> bool:
-        return _bool(properties[name]) if name in properties else default
-
     keys = MaintenanceConfig(
         enabled=keys.enabled, interval_ms=keys.interval_ms, budget_ms=keys.budget_ms,
         min_input_files=max(2, number(COMPACTION_MIN_INPUT_FILES, keys.min_input_files)),
         small_file_ratio=ratio(COMPACTION_SMALL_FILE_RATIO, keys.small_file_ratio),
         snapshot_max_age_ms=number(SNAPSHOT_MAX_AGE_MS, keys.snapshot_max_age_ms),
         snapshot_min_to_keep=number(SNAPSHOT_MIN_TO_KEEP, keys.snapshot_min_to_keep),
-        metadata_delete_old=flag(METADATA_DELETE_OLD, keys.metadata_delete_old),
+        metadata_delete_old=keys.metadata_delete_old, metadata_delete_on_rest=keys.metadata_delete_on_rest,
         orphan_min_age_ms=number(ORPHAN_MIN_AGE_MS, keys.orphan_min_age_ms),
         manifests_min_count=max(2, number(MANIFESTS_MIN_COUNT, keys.manifests_min_count)),
         deletes_min_files=max(1, number(DELETES_MIN_FILES, keys.deletes_min_files)),
@@ -92,8 +85,6 @@ def table_policy(properties: Mapping[str, str], keys: MaintenanceConfig) -> Tabl
         small_file_ratio=keys.small_file_ratio,
         max_snapshot_age_ms=number(MAX_SNAPSHOT_AGE, keys.snapshot_max_age_ms),
         min_snapshots_to_keep=max(1, number(MIN_SNAPSHOTS_TO_KEEP, keys.snapshot_min_to_keep)),
-        delete_old_metadata=_bool(properties[DELETE_AFTER_COMMIT]) if DELETE_AFTER_COMMIT in properties
-        else keys.metadata_delete_old,
         orphan_min_age_ms=keys.orphan_min_age_ms,
         manifests_min_count=keys.manifests_min_count,
         deletes_min_files=keys.deletes_min_files,

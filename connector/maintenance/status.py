@@ -123,7 +123,7 @@ class MaintenanceStatus:
         rewritten = compaction.files_removed if compaction else 0
         rewritten_bytes = compaction.bytes_rewritten if compaction else 0
         expired = expiry.expired if expiry else 0
-        deleted = (expiry.files_deleted + expiry.metadata_deleted if expiry else 0) + \
+        deleted = (expiry.files_deleted if expiry else 0) + \
             (done.orphans_deleted if done is not None else 0)
         outcome = FAILED if failures else UNFINISHED if unfinished else SUCCEEDED
         entry["last_round"] = {

@@ -35,11 +35,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import uuid
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping
-from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -70,6 +68,7 @@ from connector.channel.offsets import committed_offsets, java_keys, summaries
 from connector.channel.worker import new_pipeline
 from connector.config.sink_config import SinkConfig, load_connector_file
 from connector.data.catalog import load_catalog
+from connector.data.locations import local_path
 from connector.data.table_writer import SchemaNeeds
 from connector.kafka.offsets import TopicPartition
 from connector.kafka.range_reader import HEADERS_TYPE, RAW_SCHEMA
@@ -465,8 +464,8 @@ def streaming_query_id(options: Mapping[str, str], config: SinkConfig) -> str | 
 def _checkpoint_query_id(checkpoint: str, config: SinkConfig) -> str | None:
     location = checkpoint + "/metadata"
     try:
-        if location.startswith("file:") or "://" not in location:
-            path = urlparse(location).path if location.startswith("file:") else os.path.abspath(location)
+        path = local_path(location)  # read as Spark (Hadoop) reads the checkpoint location
+        if path is not None:
             with open(path, encoding="utf-8") as handle:
                 text = handle.readline()
         else:

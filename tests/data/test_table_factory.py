@@ -107,7 +107,7 @@ def test_concurrent_creators_get_the_same_table(tmp_path: Path) -> None:
 def test_id_columns_become_required_identifier_fields_top_level_and_nested(catalog: Catalog) -> None:
     schema = infer_iceberg_schema({"id": 1, "acct": {"no": "x", "name": "n"}, "v": 1.5}, force_optional=True)
     table = ensure_table(catalog, "db.keyed", sample_schema=schema, partition_by=[], properties={},
-                         auto_create=True, id_columns=("id", "acct.no"), upsert=True)
+                         auto_create=True, id_columns=("id", "acct.no"))
     created = table.schema()
     assert created.identifier_field_names() == {"id", "acct.no"}
     assert [created.find_column_name(i) for i in created.identifier_field_ids] == ["id", "acct.no"]
@@ -116,17 +116,12 @@ def test_id_columns_become_required_identifier_fields_top_level_and_nested(catal
     assert not created.find_field("acct.name").required and not created.find_field("v").required
 
 
-def test_id_columns_that_cannot_be_identifier_fields(catalog: Catalog, caplog) -> None:
+def test_id_columns_that_cannot_be_identifier_fields(catalog: Catalog) -> None:
     schema = infer_iceberg_schema({"id": 1, "v": 1.5})
     with pytest.raises(ConfigException, match="Id column v of table db.up is a double"):
         ensure_table(catalog, "db.up", sample_schema=schema, partition_by=[], properties={}, auto_create=True,
-                     id_columns=("v",), upsert=True)
+                     id_columns=("v",))
     assert not catalog.table_exists("db.up")
-    # an append-only table's id columns only declare a key: one that does not fit is logged, not fatal
-    table = ensure_table(catalog, "db.append", sample_schema=schema, partition_by=[], properties={},
-                         auto_create=True, id_columns=("missing",))
-    assert table.schema().identifier_field_ids == []
-    assert "Creating db.append without identifier fields: Id column missing of table db.append" in caplog.text
 
 
 def test_a_namespace_another_job_created_between_the_catalogs_check_and_its_insert(tmp_path: Path,

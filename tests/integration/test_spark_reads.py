@@ -135,3 +135,80 @@ def test_a_table_spark_cannot_read_fails_with_sparks_own_message(tmp_path):
         spark_iceberg.scan(missing, "id")
     message = str(failure.value)
     assert "NotFoundException" in message and "00001-gone.metadata.json" in message, message
+
+
+def test_a_spark_stream_reads_each_row_once_across_a_maintenance_round(tmp_path):
+    """Spark's streaming Iceberg source (default options) skips the ``replace`` snapshots maintenance
+    writes: it neither fails (as on an ``overwrite``) nor reads the rewritten rows again."""
+    from connector.maintenance.runner import Maintainer
+    from tests.maintenance.test_compaction import tiny_commits
+
+    config = SinkConfig.parse(sink_props(unique("stream"), "t", "db.events", tmp_path,
+                                         **{"icefloe.maintenance.compaction.min-input-files": 3,
+                                            "icefloe.maintenance.manifests.min-count": 2}))
+    catalog = load_catalog(config.props)
+    tiny_commits(config, 4)  # rows 0-39, one file each
+    before = catalog.load_table("db.events")
+    Maintainer(config, catalog).run_round()
+    tiny_commits(config, 2, first=4)  # rows 40-59
+    after = catalog.load_table("db.events")
+
+    maintenance = [s.summary.operation.value for s in after.metadata.snapshots
+                   if "icefloe.maintenance" in s.summary.additional_properties]
+    assert maintenance and set(maintenance) == {"replace"}, maintenance
+    first_run, second_run = spark_iceberg.stream([before, after], "id")
+    assert [r["id"] for r in first_run] == list(range(40))
+    assert [r["id"] for r in second_run] == list(range(40, 60))  # the compacted rows not again
+    (from_scratch,) = spark_iceberg.stream([after], "id")
+    assert [r["id"] for r in from_scratch] == list(range(60))
+
+
+def test_snapshots_and_a_new_table_match_what_icebergs_java_writers_make(tmp_path):
+    """The same history made by Iceberg's Java writers (Spark 3.5: CREATE TABLE, two INSERTs,
+    rewrite_data_files, rewrite_manifests) and by icefloe (auto-create, two commits, a maintenance
+    round): the same new-table properties and format, each snapshot's operation and summary keys, and
+    the same counts. Java commits the compaction of both partitions in one snapshot, icefloe one
+    snapshot per partition (so that a round's budget can stop between them)."""
+    from connector.maintenance.runner import Maintainer
+    from tests.data.test_auto_create import write
+
+    java = spark_iceberg.java_history(tmp_path / "java")
+    config = SinkConfig.parse(sink_props(unique("oracle"), "t", "db.events", tmp_path / "icefloe", **{
+        "iceberg.tables.default-partition-by": "name", "icefloe.maintenance.compaction.min-input-files": 2,
+        "icefloe.maintenance.manifests.min-count": 2}))
+    write(config, [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}])
+    write(config, [{"id": 3, "name": "a"}, {"id": 4, "name": "b"}], first=2)
+    catalog = load_catalog(config.props)
+    created = catalog.load_table("db.events").metadata
+    Maintainer(config, catalog).run_round()
+    table = catalog.load_table("db.events")
+
+    java_created = java["created"]
+    assert created.format_version == java_created["format-version"] == 2
+    assert created.properties == {k: v for k, v in java_created["properties"].items() if k != "owner"}  # Spark's
+
+    def kind(summary: dict) -> str:
+        return "manifests" if "manifests-created" in summary else summary["operation"]
+
+    def ours(summary: dict) -> dict:
+        return {k: v for k, v in summary.items() if not k.startswith(("kafka.connect.", "icefloe."))}
+
+    java_snapshots = [s["summary"] for s in java["metadata"]["snapshots"]]
+    icefloe_snapshots = [ours(s.summary.model_dump()) for s in sorted(table.metadata.snapshots,
+                                                                        key=lambda s: s.sequence_number)]
+    assert [kind(s) for s in java_snapshots] == ["append", "append", "replace", "manifests"]
+    assert [kind(s) for s in icefloe_snapshots] == ["append", "append", "replace", "replace", "manifests"]
+    for name in ("append", "replace", "manifests"):
+        java_keys = {frozenset(set(s) - {"app-id", "spark.app.id"}) for s in java_snapshots if kind(s) == name}
+        icefloe_keys = {frozenset(s) for s in icefloe_snapshots if kind(s) == name}
+        assert java_keys == icefloe_keys, name
+
+    counted = ("added-data-files", "deleted-data-files", "added-records", "deleted-records")
+    for name in ("append", "replace"):
+        java_counts = [sum(int(s.get(k, 0)) for s in java_snapshots if kind(s) == name) for k in counted]
+        icefloe_counts = [sum(int(s.get(k, 0)) for s in icefloe_snapshots if kind(s) == name) for k in counted]
+        assert java_counts == icefloe_counts, name
+    assert [s["changed-partition-count"] for s in java_snapshots[:2]] == \
+        [s["changed-partition-count"] for s in icefloe_snapshots[:2]] == ["2", "2"]
+    totals = ("total-data-files", "total-records", "total-delete-files", "changed-partition-count")
+    assert {k: java_snapshots[-1][k] for k in totals} == {k: icefloe_snapshots[-1][k] for k in totals}

@@ -54,7 +54,7 @@ def test_many_tiny_commits_compact_into_one_file_with_the_same_rows_and_offsets(
     files, _ = live_data_files(table, None)
     assert (report.groups, report.files_removed, len(files)) == (1, 12, 1)
     assert ids(table) == rows == list(range(120))
-    assert table.current_snapshot().summary.operation.value == "overwrite"
+    assert table.current_snapshot().summary.operation.value == "replace"  # as RewriteFiles records it
     assert committed_offsets(table, config.group_id) == {("t", 0): 120}  # walked back past compaction
     # the next data commit keeps the offsets moving forward from there
     commit_table(catalog, config, "db.events", _written(config, range(120, 130)), {("t", 0): 130}, "c", None)

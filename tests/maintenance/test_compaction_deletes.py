@@ -91,7 +91,7 @@ def test_a_partition_past_the_delete_threshold_is_rewritten_with_its_deletes_app
     assert upserts.delete_files_in("eu") == [] and len(upserts.delete_files_in("us")) == 1
     summary = table.current_snapshot().summary
     assert (summary.operation.value, summary["total-delete-files"], summary["total-position-deletes"]) == (
-        "overwrite", "1", "1")
+        "replace", "1", "1")
     assert summary["icefloe.maintenance"] == "compaction"
     assert table.current_snapshot().parent_snapshot_id == before.snapshot_id
     assert committed_offsets(table, upserts.config.group_id) == {("t", 0): upserts.offset}  # walked back past it

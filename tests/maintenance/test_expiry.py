@@ -1,4 +1,4 @@
-"""Snapshot expiry, file deletion, metadata and orphan cleanup against a real SQL catalog."""
+"""Snapshot expiry, file deletion and orphan cleanup against a real SQL catalog."""
 
 from __future__ import annotations
 
@@ -76,26 +76,6 @@ def test_young_snapshots_and_the_minimum_are_kept(config):  # noqa: F811
     report = expire(catalog, "db.events", table_policy(table_props, MaintenanceConfig()), config.group_id,
                     now_ms=FUTURE)
     assert (report.expired, report.kept) == (1, 3)
-
-
-def test_old_metadata_files_beyond_the_log_are_deleted(config):  # noqa: F811
-    catalog = load_catalog(config.props)
-    tiny_commits(config, 1)
-    table = catalog.load_table("db.events")
-    table.transaction().set_properties({"write.metadata.previous-versions-max": "2"}).commit_transaction()
-    tiny_commits(config, 5, first=1)
-    table = catalog.load_table("db.events")
-    jsons = [p for p in files_under(table, "metadata") if p.endswith(".metadata.json")]
-    assert len(jsons) > 4
-    for path in jsons:  # written a while ago
-        os.utime(path, (time.time() - 3600, time.time() - 3600))
-    past = {p: os.stat(p).st_mtime for p in jsons}
-    for entry in table.metadata.metadata_log:  # the log's own timestamps: now
-        assert entry.timestamp_ms > min(past.values()) * 1000
-    report = expire(catalog, "db.events", table_policy({}, MaintenanceConfig()), config.group_id)
-    left = [p for p in files_under(table, "metadata") if p.endswith(".metadata.json")]
-    assert report.metadata_deleted == len(jsons) - 3 and len(left) == 3
-    assert ids(catalog.load_table("db.events")) == list(range(60))
 
 
 def test_orphan_cleanup_deletes_only_old_unreferenced_files(config):  # noqa: F811

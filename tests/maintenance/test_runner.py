@@ -129,11 +129,10 @@ def test_table_properties_win_over_the_connectors_keys():
                            "icefloe.maintenance.compaction.min-input-files": "9",
                            "icefloe.maintenance.snapshot.min-to-keep": "4",
                            "history.expire.min-snapshots-to-keep": "2",
-                           "write.metadata.delete-after-commit.enabled": "false",
                            "icefloe.maintenance.enabled": "FALSE"}, keys)
     assert (policy.target_file_size, policy.small_file_size, policy.min_input_files) == (1000, 750, 9)
     assert (policy.max_snapshot_age_ms, policy.min_snapshots_to_keep) == (7, 2)  # Iceberg's own keys first
-    assert not policy.delete_old_metadata and not policy.enabled
+    assert not policy.enabled
     assert table_policy({"icefloe.maintenance.snapshot.min-to-keep": "4"}, keys).min_snapshots_to_keep == 4
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 READER = Path(__file__).resolve().parent / "spark35" / "read_tables.py"
+STREAMER = Path(__file__).resolve().parent / "spark35" / "stream_table.py"
+JAVA_HISTORY = Path(__file__).resolve().parent / "spark35" / "java_history.py"
 TIMEOUT_S = 300.0  # a Spark start is 10-20 s on the shared 2-core machine; this bounds a hung JVM
 
 # The timings of the last read, for reports: {"session_s": JVM + session start, "total_s": with the reads}.
@@ -80,10 +82,32 @@ def scan_tables(reads: Sequence[Read | tuple[Any, str] | tuple[Any, str, str]],
     as dicts of Python values (ints, strings, floats, datetimes, Decimals, nested dicts and lists),
     sorted by their values in column order.
     """
-    python = venv_python()
     wanted = [read if isinstance(read, Read) else Read(*read) for read in reads]
     request = {"tables": [{"metadata": metadata_file(read.table), "columns": read.columns, "where": read.where,
                            "snapshot_id": read.snapshot_id} for read in wanted]}
+    found = _run(READER, request, timeout)
+    return [sorted(rows, key=_sort_key) for rows in found["tables"]]
+
+
+def stream(tables: Sequence[Any], columns: str = "*", timeout: float = TIMEOUT_S) -> list[list[dict]]:
+    """The rows Spark's streaming Iceberg source (default options) reads from one table at each of its
+    successive states ``tables`` (pyiceberg tables or metadata locations), restarted on one checkpoint:
+    per state, the rows that run read (sorted). RuntimeError when the stream fails."""
+    request = {"metadata": [metadata_file(table) for table in tables], "columns": columns}
+    found = _run(STREAMER, request, timeout)
+    return [sorted(rows, key=_sort_key) for rows in found["runs"]]
+
+
+def java_history(warehouse: Path, timeout: float = TIMEOUT_S) -> dict:
+    """A table Iceberg's Java writers made in a Hadoop catalog at ``warehouse``: created, two appends, a
+    compaction, a manifest rewrite (``spark35/java_history.py``). Its first and its current metadata, parsed:
+    ``{"created": ..., "metadata": ...}``."""
+    return _run(JAVA_HISTORY, {"warehouse": f"file:{warehouse}"}, timeout)
+
+
+def _run(script: Path, request: dict, timeout: float) -> dict:
+    """Run ``script`` of the Spark 3.5 venv on ``request``; what it pickled."""
+    python = venv_python()
     # Only what a JVM needs from this process's environment: pyspark 4's SPARK_HOME or PYTHONPATH
     # would make the 3.5 venv run the wrong Spark.
     env = {k: v for k, v in os.environ.items()
@@ -94,7 +118,7 @@ def scan_tables(reads: Sequence[Read | tuple[Any, str] | tuple[Any, str, str]],
         request_file.write_text(json.dumps(request))
         started = time.monotonic()
         # Its own session (process group), so a timeout ends the JVM that pyspark started too.
-        with subprocess.Popen([str(python), str(READER), str(request_file), str(result_file)], cwd=work, env=env,
+        with subprocess.Popen([str(python), str(script), str(request_file), str(result_file)], cwd=work, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True) as process:
             try:
@@ -109,7 +133,7 @@ def scan_tables(reads: Sequence[Read | tuple[Any, str] | tuple[Any, str, str]],
             found = pickle.load(result)  # written by our own reader script, in our own temp directory
     last_timings.clear()
     last_timings.update(found["timings"], wall_s=round(time.monotonic() - started, 1))
-    return [sorted(rows, key=_sort_key) for rows in found["tables"]]
+    return found
 
 
 def scan(table: Any, columns: str = "*", where: str = "", snapshot_id: int | None = None) -> list[dict]:

@@ -29,11 +29,15 @@ RUNTIME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"  # pyspark 3.5's jars are 
 JACKSON = VENV / "iceberg-shaded-jackson.jar"  # made by relocate_jackson.py; see there why
 
 
-def session() -> SparkSession:
+def session(extra: dict[str, str] | None = None) -> SparkSession:
+    """The Spark 3.5 session with Iceberg's runtime; ``extra``: more settings (catalogs, extensions)."""
     runtime = snowpark_connect_deps_iceberg.get_jar_path(RUNTIME)
     if not JACKSON.exists():
         sys.exit(f"{JACKSON} is missing: run `make install` (it runs tests/support/spark35/relocate_jackson.py)")
-    return (SparkSession.builder.appName("icefloe-iceberg-reader")
+    builder = SparkSession.builder
+    for key, value in (extra or {}).items():
+        builder = builder.config(key, value)
+    return (builder.appName("icefloe-iceberg-reader")
             # One core and a small heap: the machine is shared and the tables are test-sized.
             .master("local[1]")
             .config("spark.driver.memory", "512m")

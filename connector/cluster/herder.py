@@ -108,8 +108,8 @@ class DistributedHerder:
         self._runtimes: dict[str, ConnectorRuntime] = {}
         self._topics_lock = threading.Lock()  # a connector's active topics: published, or reset
         self._published: dict[str, tuple] = {}  # what this worker last wrote to the status topic, per key
-        self._waiting_since: dict[str, int] = {}
-        self._epoch = 0  # the membership epoch this worker's runtimes belong to  # as the leader: connectors waiting for their old worker
+        self._waiting_since: dict[str, int] = {}  # as the leader: connectors waiting for their old worker
+        self._epoch = 0  # the membership epoch this worker's runtimes belong to
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._started = False

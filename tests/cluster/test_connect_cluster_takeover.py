@@ -119,7 +119,7 @@ def test_icefloe_workers_take_over_a_connect_clusters_topics(kafka_broker, spark
                             *records.task_records(iceberg["name"], [{**iceberg, "task.class": "x"}])])
 
     properties = {"bootstrap.servers": bootstrap, "group.id": group, **FAST_GROUP,
-                  "config.storage.topic": f"connect-configs-{group}", "offset.storage.topic": f"connect-offsets-{group}",
+                  **{f"{kind}.storage.topic": f"connect-{kind}s-{group}" for kind in ("config", "offset")},
                   "status.storage.topic": f"connect-status-{group}"}
     worker = InProcessWorker(properties, spark).start()
     try:

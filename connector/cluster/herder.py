@@ -310,7 +310,7 @@ class DistributedHerder:
             runtime.target_state = target
             runtime.mark_failed(not_run_here(connector_class))
             return
-        log.info("Connector %s now runs on this worker (%s)", name, target)
+        log.info("Connector %s now runs on worker %s (%s)", name, self.worker_id, target)
         runtime.apply(target)
 
     def _restarts(self) -> None:

@@ -7,10 +7,13 @@ same deploy works against icefloe's worker and against a Kafka Connect worker.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import quote
 
 import requests
+
+REBALANCE_RETRY_SECONDS = 60.0  # a worker group without a leader for longer than this is reported
 
 
 class WorkerError(Exception):
@@ -83,13 +86,19 @@ class ConnectClient:
             raise WorkerError(response.status_code, f"{method} {path} answered with no JSON body") from None
 
     def _send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        try:
-            response = self.session.request(method, self.url + path, timeout=self.request_timeout, **kwargs)
-        except requests.RequestException as exc:
-            raise WorkerUnreachable(f"Cannot reach the Connect worker at {self.url}: {_reason(exc)}") from None
-        if response.status_code >= 400:
-            raise WorkerError(response.status_code, _message(response))
-        return response
+        """One request; a 409 that says a rebalance is under way is retried, as Connect's own clients do."""
+        deadline = time.monotonic() + REBALANCE_RETRY_SECONDS
+        while True:
+            try:
+                response = self.session.request(method, self.url + path, timeout=self.request_timeout, **kwargs)
+            except requests.RequestException as exc:
+                raise WorkerUnreachable(f"Cannot reach the Connect worker at {self.url}: {_reason(exc)}") from None
+            if response.status_code < 400:
+                return response
+            message = _message(response)
+            if response.status_code != 409 or "rebalance" not in message or time.monotonic() > deadline:
+                raise WorkerError(response.status_code, message)
+            time.sleep(1.0)
 
 
 def _seg(value: str) -> str:

@@ -84,7 +84,7 @@ class GroupWorker:
 
     def runs(self, name: str) -> int:
         """How many times this worker's log says it started running ``name``."""
-        return self.log.read_text(errors="replace").count(f"Connector {name} now runs on this worker")
+        return self.log.read_text(errors="replace").count(f"Connector {name} now runs on worker {self.worker_id} ")
 
 
 def wait_until(condition, what: str, *workers: GroupWorker, timeout: float = DEADLINE):

@@ -115,6 +115,8 @@ class SinkJob:
         return parallelism or self.config.connect.tasks_max
 
     def run(self) -> JobSummary:
+        if self.metrics is not None:
+            self.metrics.started()
         try:
             summary = self._run()
         except Exception as exc:

@@ -35,6 +35,7 @@ from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
+from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
 from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
@@ -129,9 +130,11 @@ class SinkJob:
 
     def _run(self) -> JobSummary:
         summary = JobSummary()
+        if self.config.icefloe.kafka_connect_timeout_ms > 0:
+            check_reachable(self.client_conf, self.config.icefloe.kafka_connect_timeout_ms)
         try:
             if self.until_caught_up:
-                target = self.retry.call(self.targets, "Reading the end offsets")
+                target = self.retry.call(self.targets, f"Reading the end offsets from {self._servers}")
                 self.retry.call(lambda: self.catch_up(target, summary), "A commit cycle")
                 self.maintainer.after_backfill(summary.cycles, stop=lambda: self.stop.requested)
                 return summary
@@ -146,6 +149,10 @@ class SinkJob:
         except StoppedWhileRetrying as stopped:  # nothing was in flight: a clean stop
             log.warning("%s", stopped)
         return summary
+
+    @property
+    def _servers(self) -> str:
+        return f"bootstrap.servers={self.client_conf.get('bootstrap.servers')}"
 
     def targets(self) -> dict[TopicPartition, int]:
         """The end offsets of every partition of the connector's topics, now."""

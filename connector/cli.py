@@ -76,7 +76,7 @@ def _terminal(args) -> Any:
 
 
 def _configure_logging(args, console: Any) -> None:
-    level = logging.INFO if not args.quiet else logging.WARNING
+    level = logging.DEBUG if getattr(args, "debug", False) else logging.INFO if not args.quiet else logging.WARNING
     if console is None:
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     else:  # log lines above the progress bars, not through them
@@ -145,7 +145,10 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
         print(f"Invalid configuration: {exc}", file=sys.stderr)
         return 2
     except ConnectException as exc:
-        print(f"Job failed: {exc}", file=sys.stderr)
+        _failed(args, exc)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a library's error (the catalog's, ...): one line, not a traceback
+        _failed(args, exc, f"{type(exc).__name__}: ")
         return 1
     # Spark is not stopped here: its JVM watches the pipe from this process and, when this process
     # exits, stops the context in its own shutdown hook (temporary files removed). Waiting for
@@ -155,6 +158,13 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
                       "rows_written": _sum_rows(summary),
                       "dlq_records": sum(sum(c.dlq_records.values()) for c in summary.cycles)}, indent=None))
     return 0
+
+
+def _failed(args, exc: BaseException, kind: str = "") -> None:
+    """The job's last line; with ``--debug``, the traceback before it."""
+    if getattr(args, "debug", False):
+        log.error("The job failed", exc_info=exc)
+    print(f"Job failed: {kind}{exc}", file=sys.stderr)
 
 
 def _sum_rows(summary) -> dict[str, int]:
@@ -179,15 +189,20 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="icefloe", description="Run Kafka Connect Iceberg sink configs on Spark.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("run", "run a connector config as a Spark job"),
-                       ("validate", "check a connector config without running it (no broker needed, nothing written)")):
+                       ("validate", "check a connector config without running it (nothing written; the catalog and a "
+                                    "given Kafka cluster are asked unless --offline)")):
         command = sub.add_parser(name, help=text)
         command.add_argument("config", help="connector config JSON (REST body or flat map)")
         command.add_argument("--worker", help="Kafka Connect worker properties file")
         command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
         command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars")
+        command.add_argument("--debug", action="store_true",
+                             help="log at DEBUG (every retry attempt, librdkafka's lines) and print the traceback "
+                                  "of a failure before its one-line message")
         if name == "validate":
             command.add_argument("--offline", action="store_true",
-                                 help="do not look the topics up on the Kafka cluster, even if one is given")
+                                 help="contact neither the catalog nor the Kafka cluster (even if one is "
+                                      "given): check the config alone")
         if name == "run":
             command.add_argument("--until-caught-up", action="store_true",
                                  help="read to the end offsets seen at start (committing every "

@@ -28,11 +28,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from connector.channel.catalog_faults import open_catalog
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
 from connector.channel.retry import StoppedWhileRetrying, TransientRetry
 from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
-from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
 from connector.kafka.reachability import check_reachable
@@ -94,13 +94,14 @@ class SinkJob:
         self.progress_bar = progress_bar
         self.metrics = metrics
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
-        self.coordinator = Coordinator(config, load_catalog(config.props), self.client_conf,
+        self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
+                                    config.connect.errors_retry_delay_max_ms, self.stop.event)
+        catalog = self.retry.call(lambda: open_catalog(config.props), "Opening the catalog")
+        self.coordinator = Coordinator(config, catalog, self.client_conf,
                                        max_tasks=self._max_tasks, split_large=until_caught_up,
                                        probe=probe_schema_needs)
         self._default_parallelism = default_parallelism
         self._cycle_records = 0  # offsets the cycle being planned covers
-        self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
-                                    config.connect.errors_retry_delay_max_ms, self.stop.event)
         self.maintainer = Maintainer(config, self.coordinator.catalog, metrics=metrics)
 
     def _max_tasks(self) -> int:

@@ -19,7 +19,7 @@ from typing import Callable, TypeVar
 
 import requests
 from confluent_kafka import KafkaError, KafkaException
-from pyiceberg.exceptions import ServerError, ServiceUnavailableError
+from pyiceberg.exceptions import ServerError, ServiceUnavailableError, TooManyRequestsError
 
 from connector.api.backoff import RETRIES_DELAY_MIN_MS, backoff_ms
 from connector.api.errors import ConnectException, RetriableException
@@ -48,7 +48,7 @@ def transient(exc: BaseException) -> bool:
         error = exc.args[0] if exc.args else None
         return isinstance(error, KafkaError) and (error.retriable() or error.code() in TRANSIENT_KAFKA_CODES)
     if isinstance(exc, (ConnectionError, TimeoutError, requests.ConnectionError, requests.Timeout,
-                        ServerError, ServiceUnavailableError)):
+                        ServerError, ServiceUnavailableError, TooManyRequestsError)):
         return True  # a REST catalog or the registry unreachable, or answering 5xx
     if isinstance(exc, OSError) and any(marker in str(exc) for marker in OBJECT_STORE_MARKERS):
         return True  # object storage unreachable or throttling (pyarrow's S3/GCS/Azure file systems)

@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
-from connector.config.sink_config import SinkConfig, load_connector_file
+from connector.config.sink_config import SinkConfig, load_connector_file, unknown_key_note, unknown_keys
 from connector.progress import terminal_bar
 
 log = logging.getLogger("icefloe")
@@ -98,9 +98,9 @@ def _load(args) -> SinkConfig:
                               "or --bootstrap-servers HOST:PORT")
     # Placeholders (${file:...}, ${env:...}) resolve in memory only: the files on disk keep them.
     props = ConfigProviders.from_worker(worker).resolve(load_connector_file(args.config))
+    for key in unknown_keys(props):  # before parsing: a typo may be why the config is invalid
+        log.warning(unknown_key_note(key))
     config = SinkConfig.parse(props, worker)
-    for key in config.unused_keys:
-        log.warning("The configuration '%s' was supplied but isn't a known config.", key)
     for note in config.warnings:
         log.warning(note)
     return config

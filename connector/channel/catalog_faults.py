@@ -82,37 +82,47 @@ def open_catalog(config: Mapping[str, str]) -> Catalog:
     """The config's catalog (:func:`connector.data.catalog.load_catalog`), its failures classified."""
     try:
         return load_catalog(dict(config))
+    except ConnectException:
+        raise  # a config error, naming its key
     except Exception as exc:
         meaning = classified(exc, config)
-        if meaning is exc:
-            raise
+        if meaning is exc:  # nothing known about it, but it is the catalog's: name it
+            meaning = CatalogRefused(f"The {catalog_label(config)} cannot be opened: {type(exc).__name__}: {exc}")
         raise meaning from exc
 
 
 def missing_library(exc: BaseException) -> str:
     """What is missing and the pip command that installs it (``No module named 'psycopg'`` → its extra)."""
-    module = getattr(exc, "name", None) or ""
+    exc = _innermost_import_error(exc)
+    module = (getattr(exc, "name", None) or "").split(".")[0]
     for prefix, install in _EXTRAS:
-        if module.split(".")[0] == prefix or prefix in str(exc):
-            return f"{exc}; install it with `pip install {install}`"
+        if module == prefix or (not module and prefix in str(exc).lower()):
+            return f"{exc}; install it with: pip install {install}"
     return f"{exc}; install the Python package that provides it"
 
 
-#: Modules catalogs and their database URLs import, and what installs them.
+def _innermost_import_error(exc: BaseException) -> BaseException:
+    """The ImportError naming the module behind ``exc`` (pyiceberg's "support not installed" wraps it)."""
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, ImportError) and current.name:
+            return current
+        current = current.__cause__ or current.__context__
+    return exc
+
+
+#: Modules catalogs and their database URLs import, and what installs them (setup.cfg's extras).
 _EXTRAS = (
-    ("psycopg2", "'pyiceberg[sql-postgres]' psycopg2-binary"),
-    ("psycopg", "'pyiceberg[sql-postgres]'"),
+    ("psycopg2", "'icefloe[postgres]'"),
+    ("psycopg", "'icefloe[postgres]' (or, for a postgresql+psycopg:// URL, 'psycopg[binary]')"),
     ("pymysql", "pymysql"),
-    ("sqlalchemy", "'pyiceberg[sql-sqlite]'"),
-    ("hive_metastore", "'pyiceberg[hive]'"),
-    ("thrift", "'pyiceberg[hive]'"),
-    ("boto3", "'pyiceberg[glue]'"),
-    ("mypy_boto3_glue", "'pyiceberg[glue]'"),
-    ("google", "'pyiceberg[gcp]'"),
+    ("thrift", "'icefloe[hive]'"),
+    ("hive_metastore", "'icefloe[hive]'"),
+    ("boto3", "'icefloe[glue]'"),
+    ("google", "'icefloe[bigquery]'"),
     ("s3fs", "'pyiceberg[s3fs]'"),
     ("adlfs", "'pyiceberg[adlfs]'"),
     ("gcsfs", "'pyiceberg[gcsfs]'"),
-    ("pyiceberg_core", "'pyiceberg[pyiceberg-core]'"),
 )
 
 

@@ -22,20 +22,20 @@ import threading
 from typing import Mapping
 
 from connector.api.errors import ConfigException
-from connector.channel.catalog_faults import shown_uri
+from connector.channel.catalog_faults import missing_library, shown_uri
 from connector.data.catalog import CATALOG_PREFIX, TYPE_KEY, catalog_properties, pyiceberg_properties
 
 URI_KEY = CATALOG_PREFIX + "uri"
 
-#: pyiceberg's catalog class per type, and the extra that installs what it imports.
-CATALOG_CLASSES: dict[str, tuple[str, str, str]] = {
-    "rest": ("pyiceberg.catalog.rest", "RestCatalog", "pyiceberg"),
-    "sql": ("pyiceberg.catalog.sql", "SqlCatalog", "pyiceberg[sql-sqlite] or pyiceberg[sql-postgres]"),
-    "hive": ("pyiceberg.catalog.hive", "HiveCatalog", "pyiceberg[hive]"),
-    "glue": ("pyiceberg.catalog.glue", "GlueCatalog", "pyiceberg[glue]"),
-    "dynamodb": ("pyiceberg.catalog.dynamodb", "DynamoDbCatalog", "pyiceberg[dynamodb]"),
-    "bigquery": ("pyiceberg.catalog.bigquery_metastore", "BigQueryMetastoreCatalog", "pyiceberg[gcp]"),
-    "in-memory": ("pyiceberg.catalog.memory", "InMemoryCatalog", "pyiceberg"),
+#: pyiceberg's catalog class per type (what installs a missing library: connector/channel/catalog_faults.py).
+CATALOG_CLASSES: dict[str, tuple[str, str]] = {
+    "rest": ("pyiceberg.catalog.rest", "RestCatalog"),
+    "sql": ("pyiceberg.catalog.sql", "SqlCatalog"),
+    "hive": ("pyiceberg.catalog.hive", "HiveCatalog"),
+    "glue": ("pyiceberg.catalog.glue", "GlueCatalog"),
+    "dynamodb": ("pyiceberg.catalog.dynamodb", "DynamoDbCatalog"),
+    "bigquery": ("pyiceberg.catalog.bigquery_metastore", "BigQueryMetastoreCatalog"),
+    "in-memory": ("pyiceberg.catalog.memory", "InMemoryCatalog"),
 }
 #: Types that cannot be built without a server or database address.
 NEEDS_URI = {"rest", "hive", "sql"}
@@ -124,12 +124,12 @@ def _connect_database(url: str) -> None:
 
 def _import_class(catalog_type: str, key: str, value: str | None) -> None:
     """Import the pyiceberg class for ``catalog_type``; a missing library is the user's config error."""
-    module_name, class_name, extra = CATALOG_CLASSES[catalog_type]
+    module_name, class_name = CATALOG_CLASSES[catalog_type]
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigException(key, value or catalog_type,
-                              f"the {catalog_type} catalog cannot be loaded ({exc}); install {extra}") from None
+                              f"the {catalog_type} catalog cannot be loaded: {missing_library(exc)}") from None
     if not hasattr(module, class_name):
         raise ConfigException(key, value or catalog_type,
                               f"this pyiceberg has no {module_name}.{class_name}; upgrade pyiceberg")
@@ -144,7 +144,8 @@ def _check_database_driver(url: str, shown: str | None) -> None:
         dialect = make_url(url).get_dialect()
         dialect.import_dbapi()
     except (NoSuchModuleError, ImportError) as exc:  # NoSuchModuleError is an ArgumentError: first
-        raise ConfigException(URI_KEY, shown, f"the database driver cannot be loaded ({exc})") from None
+        raise ConfigException(URI_KEY, shown, f"the database driver cannot be loaded: {missing_library(exc)}") \
+            from None
     except ArgumentError:
         raise ConfigException(URI_KEY, shown, "not a database URL (e.g. jdbc:sqlite:FILE, "
                                               "jdbc:postgresql://HOST/DB, sqlite:///FILE)") from None

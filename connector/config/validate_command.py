@@ -133,6 +133,8 @@ def _add_error(report: dict, key: str | None, message: str) -> None:
 
 def _print_lines(report: dict) -> None:
     """The errors (per key), warnings and unused keys, one line each, on stderr."""
+    from connector.config.sink_config import unknown_key_note
+
     if report["error_count"]:
         print(f"Invalid configuration: {report['error_count']} error(s)", file=sys.stderr)
         for config in report["configs"]:
@@ -141,7 +143,7 @@ def _print_lines(report: dict) -> None:
     for note in report["warnings"]:
         print(f"Warning: {note}", file=sys.stderr)
     for key in report["unused"]:
-        print(f"Warning: The configuration '{key}' was supplied but isn't a known config.", file=sys.stderr)
+        print(f"Warning: {unknown_key_note(key)}", file=sys.stderr)
     catalog = report.get("catalog") or {}
     if "error" in catalog:
         print(f"Could not reach the catalog: {catalog['error']}", file=sys.stderr)

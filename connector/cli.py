@@ -77,13 +77,28 @@ def _terminal(args) -> Any:
 
 def _configure_logging(args, console: Any) -> None:
     level = logging.DEBUG if getattr(args, "debug", False) else logging.INFO if not args.quiet else logging.WARNING
-    if console is None:
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    else:  # log lines above the progress bars, not through them
-        from rich.logging import RichHandler
-
-        logging.basicConfig(level=level, format="%(name)s: %(message)s", handlers=[RichHandler(console=console)])
+    logging.basicConfig(level=level, handlers=[log_handler(console)])
     logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+#: What every log line carries, on a terminal and piped alike: time, level, logger, message.
+#: (Piped lines add milliseconds: logging's default ``asctime``.)
+LOG_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def log_handler(console: Any) -> logging.Handler:
+    """Piped: one plain line per record. On a terminal (``console``): rich's lines, drawn above the
+    progress bars instead of through them, with the same fields (no source path, which the piped
+    format does not have either)."""
+    if console is None:
+        handler: logging.Handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        return handler
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=console, show_path=False, log_time_format=f"[{LOG_TIME_FORMAT}]")
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    return handler
 
 
 def _load(args) -> SinkConfig:
@@ -186,7 +201,10 @@ def _spark_conf(pairs: list[str]) -> dict[str, str]:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from connector.rest.plugins import version
+
     parser = argparse.ArgumentParser(prog="icefloe", description="Run Kafka Connect Iceberg sink configs on Spark.")
+    parser.add_argument("--version", action="version", version=f"icefloe {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("run", "run a connector config as a Spark job"),
                        ("validate", "check a connector config without running it (nothing written; the catalog and a "
@@ -195,7 +213,8 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("config", help="connector config JSON (REST body or flat map)")
         command.add_argument("--worker", help="Kafka Connect worker properties file")
         command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
-        command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars")
+        command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars"
+                             if name == "run" else "only warnings and errors")
         command.add_argument("--debug", action="store_true",
                              help="log at DEBUG (every retry attempt, librdkafka's lines) and print the traceback "
                                   "of a failure before its one-line message")
@@ -205,8 +224,9 @@ def _parser() -> argparse.ArgumentParser:
                                       "given): check the config alone")
         if name == "run":
             command.add_argument("--until-caught-up", action="store_true",
-                                 help="read to the end offsets seen at start (committing every "
-                                      "icefloe.commit.max-records offsets), exit")
+                                 help="read up to the end offsets seen at start, committing every "
+                                      "icefloe.commit.max-records offsets, then exit (0 on success); without "
+                                      "it the job runs until SIGTERM or Ctrl-C")
             command.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                                  help="a Spark setting (repeatable)")
             command.add_argument("--metrics-port", type=int, metavar="PORT",
@@ -232,14 +252,14 @@ def _serve_parser(sub) -> None:
 def _deploy_parser(sub) -> None:
     deploy = sub.add_parser("deploy", help="deploy connector configs to a Connect REST worker, idempotently")
     deploy.add_argument("paths", nargs="+", metavar="PATH", help="connector config JSON files or directories")
-    deploy.add_argument("--url", default="http://localhost:8083", help="the worker's REST URL")
+    deploy.add_argument("--url", default="http://localhost:8083", help="the worker's REST URL (default: %(default)s)")
     deploy.add_argument("--user", help="HTTP basic auth user")
     deploy.add_argument("--password", help="HTTP basic auth password")
     deploy.add_argument("--dry-run", action="store_true", help="print what would change, change nothing")
     deploy.add_argument("--delete-missing", action="store_true",
                         help="delete connectors on the worker that none of the PATHs defines")
     deploy.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds to wait for each connector and its tasks to be RUNNING")
+                        help="seconds to wait for each connector and its tasks to be RUNNING (default: %(default)s)")
 
 
 def _dlq_parser(sub) -> None:

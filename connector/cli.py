@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
-from connector.config.sink_config import SinkConfig, load_connector_file
+from connector.config.sink_config import SinkConfig, load_connector_file, unknown_key_note, unknown_keys
 from connector.progress import terminal_bar
 
 log = logging.getLogger("icefloe")
@@ -76,14 +76,29 @@ def _terminal(args) -> Any:
 
 
 def _configure_logging(args, console: Any) -> None:
-    level = logging.INFO if not args.quiet else logging.WARNING
-    if console is None:
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    else:  # log lines above the progress bars, not through them
-        from rich.logging import RichHandler
-
-        logging.basicConfig(level=level, format="%(name)s: %(message)s", handlers=[RichHandler(console=console)])
+    level = logging.DEBUG if getattr(args, "debug", False) else logging.INFO if not args.quiet else logging.WARNING
+    logging.basicConfig(level=level, handlers=[log_handler(console)])
     logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+#: What every log line carries, on a terminal and piped alike: time, level, logger, message.
+#: (Piped lines add milliseconds: logging's default ``asctime``.)
+LOG_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def log_handler(console: Any) -> logging.Handler:
+    """Piped: one plain line per record. On a terminal (``console``): rich's lines, drawn above the
+    progress bars instead of through them, with the same fields (no source path, which the piped
+    format does not have either)."""
+    if console is None:
+        handler: logging.Handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        return handler
+    from rich.logging import RichHandler
+
+    handler = RichHandler(console=console, show_path=False, log_time_format=f"[{LOG_TIME_FORMAT}]")
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    return handler
 
 
 def _load(args) -> SinkConfig:
@@ -98,9 +113,9 @@ def _load(args) -> SinkConfig:
                               "or --bootstrap-servers HOST:PORT")
     # Placeholders (${file:...}, ${env:...}) resolve in memory only: the files on disk keep them.
     props = ConfigProviders.from_worker(worker).resolve(load_connector_file(args.config))
+    for key in unknown_keys(props):  # before parsing: a typo may be why the config is invalid
+        log.warning(unknown_key_note(key))
     config = SinkConfig.parse(props, worker)
-    for key in config.unused_keys:
-        log.warning("The configuration '%s' was supplied but isn't a known config.", key)
     for note in config.warnings:
         log.warning(note)
     return config
@@ -145,7 +160,10 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
         print(f"Invalid configuration: {exc}", file=sys.stderr)
         return 2
     except ConnectException as exc:
-        print(f"Job failed: {exc}", file=sys.stderr)
+        _failed(args, exc)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a library's error (the catalog's, ...): one line, not a traceback
+        _failed(args, exc, f"{type(exc).__name__}: ")
         return 1
     # Spark is not stopped here: its JVM watches the pipe from this process and, when this process
     # exits, stops the context in its own shutdown hook (temporary files removed). Waiting for
@@ -155,6 +173,13 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
                       "rows_written": _sum_rows(summary),
                       "dlq_records": sum(sum(c.dlq_records.values()) for c in summary.cycles)}, indent=None))
     return 0
+
+
+def _failed(args, exc: BaseException, kind: str = "") -> None:
+    """The job's last line; with ``--debug``, the traceback before it."""
+    if getattr(args, "debug", False):
+        log.error("The job failed", exc_info=exc)
+    print(f"Job failed: {kind}{exc}", file=sys.stderr)
 
 
 def _sum_rows(summary) -> dict[str, int]:
@@ -176,22 +201,32 @@ def _spark_conf(pairs: list[str]) -> dict[str, str]:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from connector.rest.plugins import version
+
     parser = argparse.ArgumentParser(prog="icefloe", description="Run Kafka Connect Iceberg sink configs on Spark.")
+    parser.add_argument("--version", action="version", version=f"icefloe {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, text in (("run", "run a connector config as a Spark job"),
-                       ("validate", "check a connector config without running it (no broker needed, nothing written)")):
+                       ("validate", "check a connector config without running it (nothing written; the catalog and a "
+                                    "given Kafka cluster are asked unless --offline)")):
         command = sub.add_parser(name, help=text)
         command.add_argument("config", help="connector config JSON (REST body or flat map)")
         command.add_argument("--worker", help="Kafka Connect worker properties file")
         command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
-        command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars")
+        command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars"
+                             if name == "run" else "only warnings and errors")
+        command.add_argument("--debug", action="store_true",
+                             help="log at DEBUG (every retry attempt, librdkafka's lines) and print the traceback "
+                                  "of a failure before its one-line message")
         if name == "validate":
             command.add_argument("--offline", action="store_true",
-                                 help="do not look the topics up on the Kafka cluster, even if one is given")
+                                 help="contact neither the catalog nor the Kafka cluster (even if one is "
+                                      "given): check the config alone")
         if name == "run":
             command.add_argument("--until-caught-up", action="store_true",
-                                 help="read to the end offsets seen at start (committing every "
-                                      "icefloe.commit.max-records offsets), exit")
+                                 help="read up to the end offsets seen at start, committing every "
+                                      "icefloe.commit.max-records offsets, then exit (0 on success); without "
+                                      "it the job runs until SIGTERM or Ctrl-C")
             command.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                                  help="a Spark setting (repeatable)")
             command.add_argument("--metrics-port", type=int, metavar="PORT",
@@ -217,14 +252,14 @@ def _serve_parser(sub) -> None:
 def _deploy_parser(sub) -> None:
     deploy = sub.add_parser("deploy", help="deploy connector configs to a Connect REST worker, idempotently")
     deploy.add_argument("paths", nargs="+", metavar="PATH", help="connector config JSON files or directories")
-    deploy.add_argument("--url", default="http://localhost:8083", help="the worker's REST URL")
+    deploy.add_argument("--url", default="http://localhost:8083", help="the worker's REST URL (default: %(default)s)")
     deploy.add_argument("--user", help="HTTP basic auth user")
     deploy.add_argument("--password", help="HTTP basic auth password")
     deploy.add_argument("--dry-run", action="store_true", help="print what would change, change nothing")
     deploy.add_argument("--delete-missing", action="store_true",
                         help="delete connectors on the worker that none of the PATHs defines")
     deploy.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds to wait for each connector and its tasks to be RUNNING")
+                        help="seconds to wait for each connector and its tasks to be RUNNING (default: %(default)s)")
 
 
 def _dlq_parser(sub) -> None:

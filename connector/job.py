@@ -28,13 +28,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from connector.channel.catalog_faults import open_catalog
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
 from connector.channel.retry import StoppedWhileRetrying, TransientRetry
 from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
-from connector.data.catalog import load_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
+from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
 from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
@@ -93,13 +94,14 @@ class SinkJob:
         self.progress_bar = progress_bar
         self.metrics = metrics
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
-        self.coordinator = Coordinator(config, load_catalog(config.props), self.client_conf,
+        self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
+                                    config.connect.errors_retry_delay_max_ms, self.stop.event)
+        catalog = self.retry.call(lambda: open_catalog(config.props), "Opening the catalog")
+        self.coordinator = Coordinator(config, catalog, self.client_conf,
                                        max_tasks=self._max_tasks, split_large=until_caught_up,
                                        probe=probe_schema_needs)
         self._default_parallelism = default_parallelism
         self._cycle_records = 0  # offsets the cycle being planned covers
-        self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
-                                    config.connect.errors_retry_delay_max_ms, self.stop.event)
         self.maintainer = Maintainer(config, self.coordinator.catalog, metrics=metrics)
 
     def _max_tasks(self) -> int:
@@ -115,6 +117,8 @@ class SinkJob:
         return parallelism or self.config.connect.tasks_max
 
     def run(self) -> JobSummary:
+        if self.metrics is not None:
+            self.metrics.started()
         try:
             summary = self._run()
         except Exception as exc:
@@ -127,9 +131,11 @@ class SinkJob:
 
     def _run(self) -> JobSummary:
         summary = JobSummary()
+        if self.config.icefloe.kafka_connect_timeout_ms > 0:
+            check_reachable(self.client_conf, self.config.icefloe.kafka_connect_timeout_ms)
         try:
             if self.until_caught_up:
-                target = self.retry.call(self.targets, "Reading the end offsets")
+                target = self.retry.call(self.targets, f"Reading the end offsets from {self._servers}")
                 self.retry.call(lambda: self.catch_up(target, summary), "A commit cycle")
                 self.maintainer.after_backfill(summary.cycles, stop=lambda: self.stop.requested)
                 return summary
@@ -144,6 +150,10 @@ class SinkJob:
         except StoppedWhileRetrying as stopped:  # nothing was in flight: a clean stop
             log.warning("%s", stopped)
         return summary
+
+    @property
+    def _servers(self) -> str:
+        return f"bootstrap.servers={self.client_conf.get('bootstrap.servers')}"
 
     def targets(self) -> dict[TopicPartition, int]:
         """The end offsets of every partition of the connector's topics, now."""

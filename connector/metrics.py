@@ -36,7 +36,8 @@ class _Families:
         def gauge(name: str, text: str, *labels: str) -> Gauge:
             return Gauge(name, text, ["connector", *labels], registry=registry)
 
-        self.up = gauge("icefloe_connector_up", "1 while the connector's job runs, 0 once it stopped or failed")
+        self.up = gauge("icefloe_connector_up", "1 while the connector's job runs, 0 while it is paused, "
+                        "stopped or failed")
         self.cycles = counter("icefloe_cycles", "Commit cycles completed")
         self.records_read = counter("icefloe_records_read", "Kafka records read, per task", "task")
         self.bytes_read = counter("icefloe_bytes_read", "Key and value bytes of the records read", "topic")
@@ -89,6 +90,15 @@ class _Families:
             self.series.setdefault(values[0], set()).add((family, values))
         return family.labels(*values)
 
+    def drop(self, family: Any, values: tuple[str, ...]) -> None:
+        """Remove one series (a partition the connector no longer reads)."""
+        with self.lock:
+            self.series.get(values[0], set()).discard((family, values))
+        try:
+            family.remove(*values)
+        except KeyError:  # never set
+            pass
+
     def remove(self, connector: str) -> None:
         with self.lock:
             series = self.series.pop(connector, set())
@@ -117,6 +127,9 @@ class JobMetrics:
         self.connector = connector
         self._m = _families_of(registry)
         self._committed: dict[TopicPartition, int] = {}
+
+    def started(self) -> None:
+        """A job of the connector runs (the first, or again after a pause, a restart or a config change)."""
         self._child(self._m.up).set(1)
 
     def _child(self, family: Any, *labels: Any) -> Any:
@@ -148,8 +161,14 @@ class JobMetrics:
         """Where each partition resumes and the end offsets now, before cycles run (or when none is due).
 
         So a long backfill shows its lag before its first commit, and an idle
-        continuous job keeps its lag current.
+        continuous job keeps its lag current. ``targets`` are all the partitions the job reads: a
+        partition it no longer reads (its topic left the config) loses its series, whose lag would
+        otherwise stay frozen at its last value.
         """
+        for gone in set(self._committed) - set(targets):
+            del self._committed[gone]
+            self._m.drop(self._m.lag, (self.connector, gone[0], str(gone[1])))
+            self._m.drop(self._m.committed_offset, (self.connector, gone[0], str(gone[1])))
         self._positions(start, targets)
 
     def _positions(self, committed: dict[TopicPartition, int], targets: dict[TopicPartition, int]) -> None:

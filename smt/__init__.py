@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from connector.api.errors import ConfigException
 from connector.api.plugins import resolve_class
+from connector.api.suggest import did_you_mean
 
 _KAFKA = "org.apache.kafka.connect.transforms"
 _SIDED = {
@@ -76,7 +77,8 @@ def _resolve(class_name: str, registry: Mapping[str, str], kind: str, config_key
     name = (class_name or "").strip() if isinstance(class_name, str) else class_name
     if isinstance(name, str) and "$" in name and ":" not in name and name not in registry:
         # Connect's aliases are simple class names; a nested class's simple name is Key/Value.
-        raise ConfigException(config_key or kind, class_name, f"Class {name} could not be found.")
+        raise ConfigException(config_key or kind, class_name,
+                              f"Class {name} could not be found.{did_you_mean(name, registry)}")
     merged = dict(registry)
     merged.update(_same_target_aliases(registry))
     return resolve_class(name, merged, kind=kind, config_key=config_key)

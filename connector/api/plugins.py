@@ -13,6 +13,7 @@ import importlib
 from typing import Mapping
 
 from connector.api.errors import ConfigException
+from connector.api.suggest import did_you_mean
 
 
 def import_object(path: str) -> type:
@@ -80,6 +81,6 @@ def resolve_class(
     raise ConfigException(
         config_key or kind,
         class_name,
-        f"Class {name} could not be found. Use one of the supported {kind} classes "
-        f"(see docs/configuration.md) or 'python.module:ClassName' for your own plugin",
+        f"Class {name} could not be found.{did_you_mean(name, [*registry, *aliases])} Use one of the supported "
+        f"{kind} classes (see docs/configuration.md) or 'python.module:ClassName' for your own plugin",
     )

@@ -29,6 +29,7 @@ from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.fencing import Fence, capture
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets, java_keys
+from connector.channel.resume_log import log_resume_points
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
@@ -100,6 +101,7 @@ class Coordinator:
         self.probe = probe
         self.catalog = catalog
         self.client_conf = client_conf
+        self._resume_logged = False  # where each partition resumes is said once, at the start
         self._max_tasks = max_tasks  # or how to learn it once the cluster is up (its parallelism)
         self.split_large = split_large
         self.cycle_number = 0
@@ -131,14 +133,20 @@ class Coordinator:
         from_tables = self.table_offsets(partitions, heads=self._start_heads)
         missing = [tp for tp in partitions if tp not in from_tables]
         from_group: dict[TopicPartition, int] = {}
+        by_group: dict[str, dict[TopicPartition, int]] = {}
         for group in resume_groups(self.config):  # Tabular's cg-control-<name>, then connect-<name>
             if missing:
-                from_group.update(read_group_offsets(self.client_conf, group, missing))
+                by_group[group] = read_group_offsets(self.client_conf, group, missing)
+                from_group.update(by_group[group])
                 missing = [tp for tp in missing if tp not in from_group]
         # auto.offset.reset (earliest, latest or none), resolved once per partition, as a consumer does
         self._reset_positions.update(reset_offsets(self.client_conf,
                                                    [tp for tp in missing if tp not in self._reset_positions]))
         from_log = {tp: self._reset_positions[tp] for tp in missing}
+        if not self._resume_logged:  # once per job: its start
+            log_resume_points(from_tables, by_group, from_log, tables=self.config.iceberg.tables,
+                              reset_policy=str(self.client_conf.get("auto.offset.reset", "earliest")))
+            self._resume_logged = True
         start = {**from_log, **from_group, **from_tables}
         for tp, offset in self._last_committed.items():  # cycles that wrote no files still moved on
             if tp in start:

@@ -19,7 +19,7 @@ from typing import Callable, TypeVar
 
 import requests
 from confluent_kafka import KafkaError, KafkaException
-from pyiceberg.exceptions import ServerError, ServiceUnavailableError
+from pyiceberg.exceptions import ServerError, ServiceUnavailableError, TooManyRequestsError
 
 from connector.api.backoff import RETRIES_DELAY_MIN_MS, backoff_ms
 from connector.api.errors import ConnectException, RetriableException
@@ -48,7 +48,7 @@ def transient(exc: BaseException) -> bool:
         error = exc.args[0] if exc.args else None
         return isinstance(error, KafkaError) and (error.retriable() or error.code() in TRANSIENT_KAFKA_CODES)
     if isinstance(exc, (ConnectionError, TimeoutError, requests.ConnectionError, requests.Timeout,
-                        ServerError, ServiceUnavailableError)):
+                        ServerError, ServiceUnavailableError, TooManyRequestsError)):
         return True  # a REST catalog or the registry unreachable, or answering 5xx
     if isinstance(exc, OSError) and any(marker in str(exc) for marker in OBJECT_STORE_MARKERS):
         return True  # object storage unreachable or throttling (pyarrow's S3/GCS/Azure file systems)
@@ -78,12 +78,16 @@ class TransientRetry:
         self.stop = stop or threading.Event()
 
     def call(self, action: Callable[[], T], what: str) -> T:
-        """``action()``; retried on transient errors; ConnectException naming ``what`` when it gives up."""
+        """``action()``; retried on transient errors; ConnectException naming ``what`` when it gives up.
+
+        One line when the fault is met and one when it is over, however many attempts lie between
+        (each of them at DEBUG): a broker down for minutes does not fill the log.
+        """
         began = time.monotonic()
         attempt = 0
         while True:
             try:
-                return action()
+                result = action()
             except Exception as exc:
                 if not transient(exc):
                     raise
@@ -94,9 +98,22 @@ class TransientRetry:
                         f"icefloe.transient.retry-timeout-ms={self.timeout_ms}: {exc}") from exc
                 delay = self._delay(attempt)
                 attempt += 1
-                log.warning("%s failed (%s); attempt %d again in %.1fs", what, exc, attempt + 1, delay)
+                if attempt == 1:
+                    log.warning("%s failed (%s); retrying with backoff %s", what, exc, self._for_how_long())
+                else:
+                    log.debug("%s failed again (%s); attempt %d in %.1fs", what, exc, attempt + 1, delay)
                 if self.stop.wait(delay):
                     raise StoppedWhileRetrying(f"Stop requested while waiting to retry: {what} failed ({exc})") from exc
+                continue
+            if attempt:
+                log.warning("%s succeeded again after %.0fs and %d failed attempt(s): the fault is over", what,
+                            time.monotonic() - began, attempt)
+            return result
+
+    def _for_how_long(self) -> str:
+        if self.timeout_ms < 0:
+            return "until it succeeds (icefloe.transient.retry-timeout-ms=-1)"
+        return f"for up to {self.timeout_ms / 1000:.0f}s (icefloe.transient.retry-timeout-ms)"
 
     def _given_up(self, waited_seconds: float) -> bool:
         return self.timeout_ms >= 0 and waited_seconds * 1000 >= self.timeout_ms

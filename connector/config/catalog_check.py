@@ -7,27 +7,35 @@ catalog creates its SQLite database file (and tables) the moment it is
 built, and a REST catalog calls its server. So this module resolves the
 catalog type exactly as :func:`connector.data.catalog.load_catalog` does,
 then only imports the catalog's class (and, for SQL, the database driver).
+
+:func:`contact_catalog` then asks the catalog itself, where that writes
+nothing: a REST, Hive, Glue, DynamoDB or BigQuery catalog is opened (a REST
+catalog fetches its config and, with a ``credential``, an OAuth token), a SQL
+catalog on a database server is connected to without pyiceberg (which would
+create its tables); a SQLite file is not touched.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Mapping
 
 from connector.api.errors import ConfigException
+from connector.channel.catalog_faults import missing_library, shown_uri
 from connector.data.catalog import CATALOG_PREFIX, TYPE_KEY, catalog_properties, pyiceberg_properties
 
 URI_KEY = CATALOG_PREFIX + "uri"
 
-#: pyiceberg's catalog class per type, and the extra that installs what it imports.
-CATALOG_CLASSES: dict[str, tuple[str, str, str]] = {
-    "rest": ("pyiceberg.catalog.rest", "RestCatalog", "pyiceberg"),
-    "sql": ("pyiceberg.catalog.sql", "SqlCatalog", "pyiceberg[sql-sqlite] or pyiceberg[sql-postgres]"),
-    "hive": ("pyiceberg.catalog.hive", "HiveCatalog", "pyiceberg[hive]"),
-    "glue": ("pyiceberg.catalog.glue", "GlueCatalog", "pyiceberg[glue]"),
-    "dynamodb": ("pyiceberg.catalog.dynamodb", "DynamoDbCatalog", "pyiceberg[dynamodb]"),
-    "bigquery": ("pyiceberg.catalog.bigquery_metastore", "BigQueryMetastoreCatalog", "pyiceberg[gcp]"),
-    "in-memory": ("pyiceberg.catalog.memory", "InMemoryCatalog", "pyiceberg"),
+#: pyiceberg's catalog class per type (what installs a missing library: connector/channel/catalog_faults.py).
+CATALOG_CLASSES: dict[str, tuple[str, str]] = {
+    "rest": ("pyiceberg.catalog.rest", "RestCatalog"),
+    "sql": ("pyiceberg.catalog.sql", "SqlCatalog"),
+    "hive": ("pyiceberg.catalog.hive", "HiveCatalog"),
+    "glue": ("pyiceberg.catalog.glue", "GlueCatalog"),
+    "dynamodb": ("pyiceberg.catalog.dynamodb", "DynamoDbCatalog"),
+    "bigquery": ("pyiceberg.catalog.bigquery_metastore", "BigQueryMetastoreCatalog"),
+    "in-memory": ("pyiceberg.catalog.memory", "InMemoryCatalog"),
 }
 #: Types that cannot be built without a server or database address.
 NEEDS_URI = {"rest", "hive", "sql"}
@@ -55,22 +63,73 @@ def check_catalog(config: Mapping[str, str]) -> None:
                                               f"and {exc.reason}; set {TYPE_KEY} (rest, sql, glue, hive, jdbc)") \
             from None
     if catalog_type == "sql":
-        _check_database_driver(translated["uri"], _shown_uri(config.get(URI_KEY)))
+        _check_database_driver(translated["uri"], shown_uri(config.get(URI_KEY)))
 
 
-def _shown_uri(uri: str | None) -> str | None:
-    """The URI for an error message, unless it may carry credentials (``user:password@``, ``password=``)."""
-    return "[hidden]" if uri and ("@" in uri or "password" in uri.lower()) else uri
+#: Catalog types opened by :func:`contact_catalog`: opening them writes nothing.
+OPENED_BY_VALIDATE = {"rest", "hive", "glue", "dynamodb", "bigquery"}
+
+
+def contact_catalog(config: Mapping[str, str], timeout: float) -> str | None:
+    """Ask the catalog (see the module doc); what was asked, or None when nothing could be asked safely.
+
+    Raises :class:`~connector.channel.catalog_faults.CatalogRefused` or
+    :class:`~connector.channel.catalog_faults.CatalogUnavailable` as ``icefloe run`` would meet them
+    (no answer within ``timeout`` seconds is the latter).
+    """
+    from connector.channel.catalog_faults import CatalogUnavailable, catalog_label, classified, open_catalog
+
+    _, props = catalog_properties(dict(config))
+    translated, _ = pyiceberg_properties(props, create_folders=False)
+    catalog_type = translated["type"]
+    if catalog_type in OPENED_BY_VALIDATE:
+        def ask() -> None:
+            open_catalog(config)
+    elif catalog_type == "sql" and not translated.get("uri", "").startswith("sqlite"):
+        def ask() -> None:
+            _connect_database(translated["uri"])
+    else:
+        return None
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            ask()
+            outcome.append(None)
+        except Exception as exc:  # noqa: BLE001 - classified below, as the job would
+            outcome.append(classified(exc, config))
+
+    worker = threading.Thread(target=attempt, name="validate-catalog", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    label = catalog_label(config)
+    if not outcome:
+        raise CatalogUnavailable(f"The {label} did not answer within {timeout:.0f}s")
+    if outcome[0] is not None:
+        raise outcome[0]
+    return label
+
+
+def _connect_database(url: str) -> None:
+    """Connect to a SQL catalog's database and disconnect: no table is created."""
+    from sqlalchemy import create_engine
+
+    engine = create_engine(url)
+    try:
+        with engine.connect():
+            pass
+    finally:
+        engine.dispose()
 
 
 def _import_class(catalog_type: str, key: str, value: str | None) -> None:
     """Import the pyiceberg class for ``catalog_type``; a missing library is the user's config error."""
-    module_name, class_name, extra = CATALOG_CLASSES[catalog_type]
+    module_name, class_name = CATALOG_CLASSES[catalog_type]
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigException(key, value or catalog_type,
-                              f"the {catalog_type} catalog cannot be loaded ({exc}); install {extra}") from None
+                              f"the {catalog_type} catalog cannot be loaded: {missing_library(exc)}") from None
     if not hasattr(module, class_name):
         raise ConfigException(key, value or catalog_type,
                               f"this pyiceberg has no {module_name}.{class_name}; upgrade pyiceberg")
@@ -85,7 +144,8 @@ def _check_database_driver(url: str, shown: str | None) -> None:
         dialect = make_url(url).get_dialect()
         dialect.import_dbapi()
     except (NoSuchModuleError, ImportError) as exc:  # NoSuchModuleError is an ArgumentError: first
-        raise ConfigException(URI_KEY, shown, f"the database driver cannot be loaded ({exc})") from None
+        raise ConfigException(URI_KEY, shown, f"the database driver cannot be loaded: {missing_library(exc)}") \
+            from None
     except ArgumentError:
         raise ConfigException(URI_KEY, shown, "not a database URL (e.g. jdbc:sqlite:FILE, "
                                               "jdbc:postgresql://HOST/DB, sqlite:///FILE)") from None

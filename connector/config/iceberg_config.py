@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from connector.api.config_def import ConfigDef, ConfigType, at_least, parse_type
 from connector.api.errors import ConfigException
 from connector.config.connect_config import prefixed
+from connector.config.table_names import table_name_problem
 
 DEFAULT_COMMIT_INTERVAL_MS = 300_000
 
@@ -17,11 +18,16 @@ ICEBERG_CONFIG = (
     ConfigDef()
     .define("iceberg.tables", ConfigType.LIST, [], importance="high",
             doc="destination tables (`ns.table`, comma-separated). Without a route field every record "
-                "goes to every table")
+                "goes to every table. A name needs a namespace (`db.events`, `a.b.events`), no empty part "
+                "(`db..x`, `db.x.`) and holds letters, digits, `_` and `-` only (no spaces, `/` or other "
+                "characters a catalog would turn into paths; with `hive` or Glue, no `-` either); "
+                "`validate` and `run` refuse other names, naming the reason")
     .define("iceberg.tables.dynamic-enabled", ConfigType.BOOLEAN, False, importance="medium",
             doc="route each record to the table named by its `route-field` value (lower-cased). Without "
                 "`auto-create-enabled`, a record routed to a table that does not exist is skipped, as the Java "
-                "sink does, and counted in a warning (at most once a minute per table and task)")
+                "sink does, and counted in a warning (at most once a minute per table and task). A value "
+                "that names no table by the rules of `iceberg.tables` is that record's failure (`TASK_PUT`: "
+                "`errors.tolerance` and the DLQ apply)")
     .define("iceberg.tables.route-field", ConfigType.STRING, None, importance="medium",
             doc="field (dotted path into nested structs/maps) holding the routing value")
     .define("iceberg.tables.default-commit-branch", ConfigType.STRING, None, importance="medium",
@@ -194,6 +200,7 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
         raise ConfigException("Must specify table name(s) (iceberg.tables)")
     cdc_field = _cdc_field(values["iceberg.tables.cdc-field"])
     overrides = _table_overrides(props)
+    _check_table_names(tables, overrides, catalog_props)
     for table, own in overrides.items():
         if "route-regex" in own:
             _check_regex(f"iceberg.table.{table}.route-regex", own["route-regex"])
@@ -227,6 +234,19 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
         upsert_mode=values["iceberg.tables.upsert-mode-enabled"],
         cdc_field=cdc_field,
     )
+
+
+def _check_table_names(tables: tuple[str, ...], overrides: Mapping[str, dict[str, str]],
+                       catalog_props: Mapping[str, str]) -> None:
+    for table in tables:
+        problem = table_name_problem(table, catalog_props)
+        if problem:
+            raise ConfigException("iceberg.tables", table, f"not a table name: {problem}")
+    for table, own in overrides.items():
+        problem = table_name_problem(table, catalog_props)
+        if problem:
+            key = f"iceberg.table.{table}.{next(iter(own))}"
+            raise ConfigException(key, own[next(iter(own))], f"`{table}` is not a table name: {problem}")
 
 
 def _table_overrides(props: Mapping[str, Any]) -> dict[str, dict[str, str]]:

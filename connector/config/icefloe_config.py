@@ -10,6 +10,7 @@ from connector.api.config_def import ConfigDef, ConfigType, at_least, valid_stri
 COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
 TRANSIENT_RETRY_TIMEOUT = "icefloe.transient.retry-timeout-ms"
+KAFKA_CONNECT_TIMEOUT = "icefloe.kafka.connect-timeout-ms"
 DRIVER_MAX_RECORDS = "icefloe.driver.max-records"
 DRIVER_WHILE_SPARK_STARTS = "icefloe.driver.while-spark-starts"
 TAKEOVER = "icefloe.takeover"
@@ -42,6 +43,12 @@ ICEFLOE_CONFIG = (
             "300 ms up to `errors.retry.delay.max.ms`; past it without a success the job fails, naming "
             "the fault. `-1`: forever; `0`: fail at once. A re-run cycle resumes from the tables' "
             "offsets, so nothing is duplicated")
+    .define(KAFKA_CONNECT_TIMEOUT, ConfigType.LONG, 15_000, at_least(0), "medium",
+            "how long a job waits, when it starts, for a first answer from the Kafka cluster; without one it "
+            "fails in one line naming `bootstrap.servers` and what each connection attempt met (refused, name "
+            "not resolved, TLS or SASL failure), instead of retrying for `icefloe.transient.retry-timeout-ms`. "
+            "A cluster lost after it answered is ridden out as a transient fault. `0`: no such check (a job "
+            "started before its cluster waits for it as for a transient fault)")
     .define(DRIVER_MAX_RECORDS, ConfigType.LONG, 20_000, at_least(0), "medium",
             "a commit cycle of at most this many source offsets runs its tasks in the driver process "
             "instead of on Spark: a small backlog (`icefloe run` on a quiet topic) is committed without "
@@ -136,6 +143,7 @@ class MaintenanceConfig:
 class IcefloeConfig:
     commit_max_records: int  # 0: unbounded
     transient_retry_timeout_ms: int = 300_000  # -1: forever
+    kafka_connect_timeout_ms: int = 15_000  # 0: no check at start
     driver_max_records: int = 20_000  # 0: always on Spark
     driver_while_spark_starts: bool = True
     takeover: str = "auto"
@@ -158,6 +166,7 @@ def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
         deletes_min_files=values[DELETES_MIN_FILES], deletes_min_ratio=values[DELETES_MIN_RATIO])
     return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
                          transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT],
+                         kafka_connect_timeout_ms=values[KAFKA_CONNECT_TIMEOUT],
                          driver_max_records=values[DRIVER_MAX_RECORDS],
                          driver_while_spark_starts=values[DRIVER_WHILE_SPARK_STARTS], takeover=values[TAKEOVER],
                          maintenance=maintenance)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from connector.api.errors import ConfigException
+from connector.api.suggest import did_you_mean
 from connector.config.connect_config import (
     CONNECT_CONFIG,
     PASSTHROUGH_PREFIXES,
@@ -21,7 +22,7 @@ from connector.config.connect_config import (
     parse_connect_config,
 )
 from connector.config.iceberg_config import ICEBERG_CONFIG, IcebergConfig, is_iceberg_key, parse_iceberg_config
-from connector.config.icefloe_config import IcefloeConfig, is_icefloe_key, parse_icefloe_config
+from connector.config.icefloe_config import ICEFLOE_CONFIG, IcefloeConfig, is_icefloe_key, parse_icefloe_config
 from connector.config.no_effect import no_effect_warnings
 
 
@@ -63,7 +64,7 @@ class SinkConfig:
             icefloe=parse_icefloe_config(props),
             props=props,
             worker=worker,
-            unused_keys=tuple(sorted(k for k in props if not is_known_key(k))),
+            unused_keys=tuple(unknown_keys(props)),
             warnings=tuple(_warnings(connect, props)),
         )
         config.check_plugins()
@@ -114,6 +115,17 @@ def is_known_key(key: str) -> bool:
     """Whether some part of icefloe reads ``key`` (the others are reported as unused, as Connect does)."""
     return key in CONNECT_CONFIG or key.startswith(PASSTHROUGH_PREFIXES) or key.startswith("errors.") \
         or is_iceberg_key(key) or is_icefloe_key(key)
+
+
+def unknown_key_note(key: str) -> str:
+    """Connect's line for a key nothing reads, with the declared key it is closest to (a typo?)."""
+    known = [*CONNECT_CONFIG.names(), *ICEBERG_CONFIG.names(), *ICEFLOE_CONFIG.names()]
+    return f"The configuration '{key}' was supplied but isn't a known config.{did_you_mean(key, known)}"
+
+
+def unknown_keys(props: Mapping[str, Any]) -> list[str]:
+    """The keys of ``props`` nothing reads (also of a config that does not parse: a typo may be why)."""
+    return sorted(key for key in props if not is_known_key(key))
 
 
 def _warnings(connect: ConnectConfig, props: Mapping[str, str]) -> list[str]:

@@ -6,14 +6,17 @@ The config is checked by the same rule as ``PUT /connector-plugins/.../config/va
 (connector/herder/validation.py): every key's parse and validator, each SMT,
 predicate and converter class with its own keys, config-provider placeholders,
 the per-table keys, and the catalog class (imported, never opened). No broker
-is needed and nothing is written to disk. With a Kafka cluster known (``--worker``
-with ``bootstrap.servers`` or ``--bootstrap-servers``) and no ``--offline``, the
-topics are also looked up on it, as ``icefloe run`` would.
+is needed and nothing is written to disk. Without ``--offline``, the catalog is
+asked where that writes nothing (connector/config/catalog_check.py: a REST, Hive,
+Glue, ... catalog, a SQL catalog's database server; not a SQLite file), and with a
+Kafka cluster known (``--worker`` with ``bootstrap.servers`` or
+``--bootstrap-servers``) the topics are looked up on it, as ``icefloe run`` would;
+each within 15 s.
 
 Prints Connect's ``ConfigInfos`` (plus ``connector``, ``unused`` and
 ``warnings``) as JSON on stdout, and each error and warning as a line on
-stderr. Exit codes: 0 valid, 2 invalid (the errors name their keys), 1 the
-Kafka cluster could not be asked.
+stderr. Exit codes: 0 valid, 2 invalid (the errors name their keys, a catalog's
+refusal too), 1 the Kafka cluster or the catalog could not be asked.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from confluent_kafka import KafkaException
 from connector.api.errors import ConfigException
 
 BROKER_TIMEOUT_SECONDS = 15.0
+CATALOG_TIMEOUT_SECONDS = 15.0
 
 
 def validate(args: Any) -> int:
@@ -46,8 +50,10 @@ def validate(args: Any) -> int:
         worker["bootstrap.servers"] = args.bootstrap_servers
     report = validation_report(props, worker)
     reachable = True
+    if report["error_count"] == 0 and not args.offline:
+        reachable = _check_catalog(report, props, worker)
     if report["error_count"] == 0 and worker.get("bootstrap.servers") and not args.offline:
-        reachable = _check_topics(report, props, worker)
+        reachable = _check_topics(report, props, worker) and reachable
     print(json.dumps(report, indent=2))
     _print_lines(report)
     if report["error_count"]:
@@ -86,6 +92,33 @@ def _check_topics(report: dict, props: dict[str, str], worker: dict[str, str]) -
     return True
 
 
+def _check_catalog(report: dict, props: dict[str, str], worker: dict[str, str]) -> bool:
+    """Ask the catalog as ``icefloe run`` would first (where that writes nothing); False when it cannot be asked.
+
+    A refusal (credentials, access, warehouse, a missing library) fails ``run``, so it is an error;
+    an unreachable catalog is reported like an unreachable broker (exit 1).
+    """
+    from connector.channel.catalog_faults import CatalogRefused, CatalogUnavailable
+    from connector.config.catalog_check import contact_catalog
+    from connector.config.providers import ConfigProviders
+
+    resolved = ConfigProviders.from_worker(worker).resolve(props)
+    try:
+        asked = contact_catalog(resolved, CATALOG_TIMEOUT_SECONDS)
+    except CatalogRefused as exc:
+        _add_error(report, "iceberg.catalog.uri", str(exc))
+        return True
+    except CatalogUnavailable as exc:
+        report["catalog"] = {"error": str(exc)}
+        return False
+    except Exception as exc:  # noqa: BLE001 - the job would fail on it too: say it in one line
+        _add_error(report, "iceberg.catalog.uri", f"Opening the catalog failed: {type(exc).__name__}: {exc}")
+        return True
+    if asked is not None:
+        report["catalog"] = {"answered": asked}
+    return True
+
+
 def _add_error(report: dict, key: str | None, message: str) -> None:
     """Attach an error to ``key``'s entry of the ConfigInfos (or a new entry without a definition)."""
     for config in report["configs"]:
@@ -100,6 +133,8 @@ def _add_error(report: dict, key: str | None, message: str) -> None:
 
 def _print_lines(report: dict) -> None:
     """The errors (per key), warnings and unused keys, one line each, on stderr."""
+    from connector.config.sink_config import unknown_key_note
+
     if report["error_count"]:
         print(f"Invalid configuration: {report['error_count']} error(s)", file=sys.stderr)
         for config in report["configs"]:
@@ -108,7 +143,10 @@ def _print_lines(report: dict) -> None:
     for note in report["warnings"]:
         print(f"Warning: {note}", file=sys.stderr)
     for key in report["unused"]:
-        print(f"Warning: The configuration '{key}' was supplied but isn't a known config.", file=sys.stderr)
+        print(f"Warning: {unknown_key_note(key)}", file=sys.stderr)
+    catalog = report.get("catalog") or {}
+    if "error" in catalog:
+        print(f"Could not reach the catalog: {catalog['error']}", file=sys.stderr)
     broker = report.get("broker") or {}
     if "error" in broker:
         print(f"Could not reach the Kafka cluster at {broker['bootstrap.servers']} to check the topics: "

@@ -42,13 +42,14 @@ class PerRecordRows:
         for record in self._decoded(batch):
             try:
                 transformed = self.decoder.retry.run(functools.partial(self.chain.apply, record))
+                if transformed is None:
+                    continue
+                tables = self.router.route(transformed)  # a dynamic route value may name no table
             except ConnectException as exc:
                 self.errors.fail(exc, (record.original_topic, record.original_kafka_partition,
                                        record.original_kafka_offset))
                 continue
-            if transformed is None:
-                continue
-            for table in self.router.route(transformed):
+            for table in tables:
                 routed.setdefault(table, []).append(transformed)
         return {table: TableRows.of_records(records) for table, records in routed.items()}
 

@@ -15,9 +15,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.declined import Declined
+from connector.api.errors import DataException
 from connector.api.record import SinkRecord
 from connector.api.struct import Struct
 from connector.config.iceberg_config import IcebergConfig
+from connector.config.table_names import table_name_problem
+from connector.data.errant import SINK_TASK_CLASS, TASK_PUT, mark
 
 
 def extract_path(value: Any, path: str) -> Any:
@@ -57,8 +60,17 @@ class RecordRouter:
         if route_text is None:
             return []
         if self.config.dynamic_enabled:
-            return [route_text.lower()]
+            return [self._dynamic_table(route_text)]
         return [table for table, regex in self.regexes if regex is not None and regex.fullmatch(route_text)]
+
+    def _dynamic_table(self, route_text: str) -> str:
+        """The table a dynamic route value names; a value that names none is the record's failure."""
+        table = route_text.lower()
+        problem = table_name_problem(table, self.config.catalog_properties)
+        if problem:
+            raise mark(DataException(f"The value '{route_text}' of route field {self.route_field} does not name "
+                                     f"a table: {problem}"), TASK_PUT, SINK_TASK_CLASS)
+        return table
 
     def route(self, record: SinkRecord) -> list[str]:
         """The tables ``record`` goes to; none for a tombstone (the Iceberg sink skips them)."""
@@ -68,7 +80,12 @@ class RecordRouter:
         if self.routes_everything_everywhere or not self.route_field:
             return list(self.static_tables)
         route_value = extract_path(record.value, self.route_field)
-        return self.tables_for(None if route_value is None else str(route_value))
+        try:
+            return self.tables_for(None if route_value is None else str(route_value))
+        except DataException as exc:  # the task fails naming the record, as a converter's failure does
+            raise mark(DataException(f"{exc}; topic: {record.original_topic}, partition: "
+                                     f"{record.original_kafka_partition}, offset: {record.original_kafka_offset}"),
+                       TASK_PUT, SINK_TASK_CLASS, exc) from exc
 
     def route_batch(self, values: pa.Array) -> dict[str, pa.Array]:
         """Per table, the mask of the rows of ``values`` (maps as a struct array) it gets.
@@ -82,7 +99,10 @@ class RecordRouter:
             return {table: written for table in self.static_tables}
         route = pc.if_else(written, _route_texts(values, self.route_field), pa.scalar(None, pa.string()))
         encoded = pc.dictionary_encode(route)  # the rule runs once per distinct route value
-        tables_by_entry = [self.tables_for(text) for text in encoded.dictionary.to_pylist()]
+        try:
+            tables_by_entry = [self.tables_for(text) for text in encoded.dictionary.to_pylist()]
+        except DataException as exc:  # a record's failure: the per-record path reports it with its coordinates
+            raise Declined(str(exc)) from exc
         masks: dict[str, pa.Array] = {}
         for table in dict.fromkeys(t for tables in tables_by_entry for t in tables):
             entry_goes = pa.array([table in tables for tables in tables_by_entry], pa.bool_())

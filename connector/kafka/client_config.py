@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from connector.api.errors import ConfigException
+from connector.kafka.client_log import librdkafka_log
 
 _LOG = logging.getLogger(__name__)
 
@@ -595,6 +596,7 @@ def admin_config_from(client_conf: Mapping[str, object]) -> dict[str, Any]:
     # Short-lived admin clients often log "Purging 1 unserved events from
     # background queue" (info) when destroyed: noise, warnings still show.
     conf.setdefault("log_level", 5)
+    conf.setdefault("logger", librdkafka_log())
     return conf
 
 
@@ -610,6 +612,7 @@ def reader_config(client_conf: Mapping[str, object], forced: Mapping[str, object
     for key, value in THROUGHPUT_DEFAULTS.items():
         conf.setdefault(key, value)
     conf.setdefault("group.id", "icefloe-reader")
+    conf.setdefault("logger", librdkafka_log())  # not librdkafka's stderr: icefloe's log, repeats counted
     conf.update(forced)
     return conf
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
@@ -82,3 +83,14 @@ def test_a_stop_request_ends_the_wait():
     stop.set()
     with pytest.raises(StoppedWhileRetrying, match="Stop requested"):
         TransientRetry(timeout_ms=-1, max_delay_ms=60_000, stop=stop).call(Flaky(5, BROKER_DOWN), "A commit cycle")
+
+
+def test_one_line_when_the_fault_is_met_and_one_when_it_is_over(caplog):
+    action = Flaky(6, BROKER_DOWN)
+    with caplog.at_level(logging.INFO, logger="connector.channel.retry"):
+        TransientRetry(timeout_ms=60_000, max_delay_ms=1).call(action, "A commit cycle")
+    lines = [record.getMessage() for record in caplog.records if record.levelno >= logging.INFO]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("A commit cycle failed (") and "Broker transport failure" in lines[0]
+    assert "retrying with backoff for up to 60s (icefloe.transient.retry-timeout-ms)" in lines[0]
+    assert lines[1].startswith("A commit cycle succeeded again after") and "6 failed attempt(s)" in lines[1]

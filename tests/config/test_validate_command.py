@@ -184,3 +184,44 @@ def test_with_a_broker_a_missing_topic_is_an_error_on_topics(kafka_broker, in_tm
     assert ok[0] == 0 and ok[1]["broker"]["partitions"] == 2
     assert missing[0] == 2
     assert errors(missing[1])["topics"] == [f"Topic(s) not found on the Kafka cluster: {present}_nope"]
+
+
+def rest_config(uri: str, **extra: str) -> dict[str, str]:
+    return config(**{"iceberg.catalog.type": "rest", "iceberg.catalog.uri": uri, "iceberg.catalog.warehouse": "wh",
+                     **extra})
+
+
+def test_a_catalog_that_refuses_the_credentials_is_an_error_naming_the_keys(in_tmp, capsys):
+    from tests.support.unreachable import refusing_rest_catalog
+
+    with refusing_rest_catalog(401, "NotAuthorizedException", "Credentials are invalid") as url:
+        code, report, err = validate(in_tmp, capsys, rest_config(url, **{"iceberg.catalog.token": "t"}))
+
+    assert code == 2
+    [message] = errors(report)["iceberg.catalog.uri"]
+    assert message.startswith(f"The catalog 'iceberg' (rest at {url}) refused the credentials")
+    assert "check iceberg.catalog.credential or iceberg.catalog.token" in message
+    assert "Traceback" not in err
+
+
+def test_a_catalog_that_does_not_serve_the_warehouse_is_an_error(in_tmp, capsys):
+    from tests.support.unreachable import refusing_rest_catalog
+
+    with refusing_rest_catalog(400, "BadRequestException", "Unknown warehouse wh") as url:
+        code, report, _ = validate(in_tmp, capsys, rest_config(url))
+
+    assert code == 2
+    assert "Unknown warehouse wh); check iceberg.catalog.warehouse" in errors(report)["iceberg.catalog.uri"][0]
+
+
+def test_an_unreachable_catalog_exits_1_and_offline_does_not_ask_it(in_tmp, capsys):
+    from tests.support.unreachable import closed_port
+
+    props = rest_config(f"http://127.0.0.1:{closed_port()}")
+    code, report, err = validate(in_tmp, capsys, props)
+    offline = validate(in_tmp, capsys, props, "--offline")
+
+    assert code == 1 and report["error_count"] == 0
+    assert err.startswith("Could not reach the catalog: The catalog 'iceberg' (rest at http://127.0.0.1:")
+    assert "Connection refused" in err
+    assert offline[0] == 0 and "catalog" not in offline[1]

@@ -10,7 +10,7 @@ import pytest
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from connector.api.errors import ConfigException
+from connector.api.errors import ConfigException, DataException
 from connector.channel.worker import new_pipeline
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
@@ -58,3 +58,27 @@ def test_static_tables_still_must_exist(tmp_path):
     pipeline = new_pipeline(SinkConfig.parse(props), "task-0")
     with pytest.raises(ConfigException, match="Table db.absent does not exist"):
         pipeline.process(_batch([{"id": 1}]))
+
+
+def test_a_route_value_that_names_no_table_is_the_records_failure(tmp_path):
+    config = SinkConfig.parse(_props(tmp_path, **{"errors.tolerance": "all"}))
+    catalog = load_catalog(config.props)
+    catalog.create_namespace_if_not_exists("db")
+    catalog.create_table("db.here", Schema(NestedField(1, "id", LongType(), required=False),
+                                           NestedField(2, "dest", StringType(), required=False)))
+    pipeline = new_pipeline(config, "task-0")
+    pipeline.process(_batch([{"id": 0, "dest": "db.here"}, {"id": 1, "dest": "db.ev/ents"},
+                             {"id": 2, "dest": "events"}, {"id": 3, "dest": "db.here"}]))
+    _files, rows = pipeline.close()
+    assert rows == {"db.here": 2}
+    errant = sorted((r.offset, r.stage, r.message) for r in pipeline.take_errant())
+    assert [(offset, stage) for offset, stage, _ in errant] == [(1, "TASK_PUT"), (2, "TASK_PUT")]
+    assert "'db.ev/ents' of route field dest does not name a table" in errant[0][2]
+    assert "no namespace" in errant[1][2]
+
+
+def test_without_tolerance_the_task_fails_naming_the_record_and_the_value(tmp_path):
+    pipeline = new_pipeline(SinkConfig.parse(_props(tmp_path)), "task-0")
+    with pytest.raises(DataException,
+                       match=r"'db\.\.x' of route field dest does not name a table: .*empty part.*offset: 0"):
+        pipeline.process(_batch([{"id": 0, "dest": "db..x"}]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import threading
 import time
 import uuid
@@ -24,7 +25,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 OUTAGE_SECONDS = 40  # longer than librdkafka's 30 s metadata timeout, which used to end the job
 
 
-def test_a_broker_outage_longer_than_the_client_timeouts_is_ridden_out(spark, tmp_path):
+def test_a_broker_outage_longer_than_the_client_timeouts_is_ridden_out(spark, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="connector.channel.retry")
+    caplog.set_level(logging.INFO, logger="icefloe.librdkafka")
     with TansuBroker() as broker:  # its own broker: the outage must not reach other tests
         topic = unique("outage")
         create_topic(broker.bootstrap, topic, partitions=2)
@@ -42,6 +45,13 @@ def test_a_broker_outage_longer_than_the_client_timeouts_is_ridden_out(spark, tm
             _wait_for_ids(props, list(range(200)), failure)
     assert not failure
     assert sorted(row["id"] for row in table_rows(props, "db.outage")) == list(range(200))
+    # one line when the broker was lost, one when it was back; the attempts between only at DEBUG
+    retries = [r.getMessage() for r in caplog.records if r.name == "connector.channel.retry"]
+    assert len(retries) == 2, retries
+    assert " failed (" in retries[0] and "retrying with backoff for up to 120s" in retries[0]
+    assert "succeeded again after" in retries[1] and "the fault is over" in retries[1]
+    client_lines = [r.getMessage() for r in caplog.records if r.name == "icefloe.librdkafka"]
+    assert len(client_lines) <= 20, client_lines  # librdkafka's repeats counted, not ~16 lines a second
 
 
 def test_an_object_store_outage_is_ridden_out(spark, kafka_broker, tmp_path):

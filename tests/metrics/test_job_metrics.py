@@ -30,6 +30,7 @@ def report(**fields) -> CycleReport:
 
 def test_a_cycle_counts_records_per_task_and_writes_per_table(registry):
     metrics = JobMetrics("sink", registry=registry)
+    metrics.started()
 
     metrics.cycle_done(report(), {("orders", 0): 25, ("orders", 1): 10})
     metrics.cycle_done(report(records_by_task={"0": 5}, rows_written={"db.orders": 5},
@@ -117,12 +118,34 @@ def test_a_failure_is_counted_by_exception_class_and_the_connector_is_down(regis
 
 def test_a_stopped_job_is_down_without_a_failure(registry):
     metrics = JobMetrics("sink", registry=registry)
+    metrics.started()
     assert value(registry, "icefloe_connector_up", connector="sink") == 1
 
     metrics.stopped()
 
     assert value(registry, "icefloe_connector_up", connector="sink") == 0
     assert value(registry, "icefloe_failures_total", connector="sink", exception="ConnectException") is None
+
+
+def test_a_job_started_again_is_up_again(registry):
+    """The REST worker keeps one JobMetrics per connector across its jobs (pause/resume, restart, new config)."""
+    metrics = JobMetrics("sink", registry=registry)
+    metrics.started()
+    metrics.stopped()
+    metrics.started()
+
+    assert value(registry, "icefloe_connector_up", connector="sink") == 1
+
+
+def test_a_partition_no_longer_read_loses_its_lag_series(registry):
+    metrics = JobMetrics("sink", registry=registry)
+    metrics.positions({("orders", 0): 5, ("old", 0): 7}, {("orders", 0): 9, ("old", 0): 10})
+
+    metrics.positions({("orders", 0): 5}, {("orders", 0): 9})  # a new config reads only orders
+
+    assert value(registry, "icefloe_consumer_lag_records", connector="sink", topic="orders", partition="0") == 4
+    assert value(registry, "icefloe_consumer_lag_records", connector="sink", topic="old", partition="0") is None
+    assert value(registry, "icefloe_committed_offset", connector="sink", topic="old", partition="0") is None
 
 
 def test_close_removes_only_that_connectors_series(registry):

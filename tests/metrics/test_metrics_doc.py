@@ -25,6 +25,7 @@ def documented() -> dict[str, set[str]]:
 def test_every_metric_is_documented_with_its_labels():
     registry = CollectorRegistry()
     metrics = JobMetrics("sink", registry=registry)
+    metrics.started()
     metrics.cycle_done(CycleReport(records_read=1, records_by_task={"0": 1}, bytes_read={"t": 9},
                                    rows_written={"db.t": 1}, files_written={"db.t": 1}, bytes_written={"db.t": 99},
                                    snapshots={"db.t": 1}, next_offsets={("t", 0): 1},

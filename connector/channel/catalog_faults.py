@@ -1,0 +1,137 @@
+"""What a catalog's failure means: a fault to ride out, or a refusal to report in one line.
+
+The catalog is opened when a job starts (and by ``icefloe validate``). What
+pyiceberg and its HTTP or database clients raise then is classified as the
+broker's and the Schema Registry's errors are (:func:`connector.channel.retry.transient`):
+
+* unreachable, timing out, answering 5xx or 429: :class:`CatalogUnavailable`, a
+  ``RetriableException`` the job rides out with backoff;
+* refusing the credentials, the access, the warehouse or the request, or a
+  library missing: :class:`CatalogRefused`, which ends the job with one line
+  naming the catalog, the cause and the key to look at;
+* anything else (a table that does not exist, ...) is left as it is.
+
+Every message names the catalog as ``catalog 'NAME' (TYPE at URI)``; a URI that
+may carry credentials is hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyiceberg.catalog import Catalog
+from pyiceberg.exceptions import (
+    AuthorizationExpiredError,
+    BadRequestError,
+    ForbiddenError,
+    NotInstalledError,
+    OAuthError,
+    RESTError,
+    UnauthorizedError,
+)
+
+from connector.api.errors import ConfigException, ConnectException, RetriableException
+from connector.channel.retry import transient
+from connector.data.catalog import CATALOG_NAME_KEY, CATALOG_PREFIX, DEFAULT_CATALOG_NAME, load_catalog
+
+CREDENTIAL_KEYS = f"{CATALOG_PREFIX}credential or {CATALOG_PREFIX}token"
+
+
+class CatalogUnavailable(RetriableException):
+    """The catalog could not be reached or answered 5xx: a transient fault."""
+
+
+class CatalogRefused(ConnectException):
+    """The catalog refused the job (credentials, access, warehouse), or cannot be loaded here."""
+
+
+def catalog_label(config: Mapping[str, str]) -> str:
+    """``catalog 'iceberg' (rest at https://catalog:8181)``: which catalog a message is about."""
+    name = config.get(CATALOG_NAME_KEY) or DEFAULT_CATALOG_NAME
+    kind = config.get(CATALOG_PREFIX + "type") or config.get(CATALOG_PREFIX + "catalog-impl", "hive").rsplit(".")[-1]
+    uri = shown_uri(config.get(CATALOG_PREFIX + "uri"))
+    return f"catalog '{name}' ({kind}{f' at {uri}' if uri else ''})"
+
+
+def shown_uri(uri: str | None) -> str | None:
+    """The URI for an error message, unless it may carry credentials (``user:password@``, ``password=``)."""
+    return "[hidden]" if uri and ("@" in uri or "password" in uri.lower()) else uri
+
+
+def classified(exc: BaseException, config: Mapping[str, str]) -> BaseException:
+    """``exc`` as :class:`CatalogUnavailable` or :class:`CatalogRefused` (see the module doc), or as it is."""
+    if isinstance(exc, (ConnectException, ConfigException)):
+        return exc
+    label = catalog_label(config)
+    if isinstance(exc, (UnauthorizedError, OAuthError, AuthorizationExpiredError)):
+        return CatalogRefused(f"The {label} refused the credentials ({_text(exc)}); check {CREDENTIAL_KEYS}")
+    if isinstance(exc, ForbiddenError):
+        return CatalogRefused(f"The {label} refused access ({_text(exc)}); the credentials in {CREDENTIAL_KEYS} "
+                              "lack a permission the job needs")
+    if isinstance(exc, BadRequestError) or (isinstance(exc, RESTError) and "warehouse" in str(exc).lower()):
+        return CatalogRefused(f"The {label} refused the request ({_text(exc)}); check {CATALOG_PREFIX}warehouse "
+                              f"(does the catalog serve it?) and {CATALOG_PREFIX}prefix")
+    if isinstance(exc, (ImportError, NotInstalledError)):
+        return CatalogRefused(f"The {label} cannot be loaded: {missing_library(exc)}")
+    if transient(exc):
+        return CatalogUnavailable(f"The {label} is unreachable: {_text(exc)}")
+    return exc
+
+
+def open_catalog(config: Mapping[str, str]) -> Catalog:
+    """The config's catalog (:func:`connector.data.catalog.load_catalog`), its failures classified."""
+    try:
+        return load_catalog(dict(config))
+    except ConnectException:
+        raise  # a config error, naming its key
+    except Exception as exc:
+        meaning = classified(exc, config)
+        if meaning is exc:  # nothing known about it, but it is the catalog's: name it
+            meaning = CatalogRefused(f"The {catalog_label(config)} cannot be opened: {type(exc).__name__}: {exc}")
+        raise meaning from exc
+
+
+def missing_library(exc: BaseException) -> str:
+    """What is missing and the pip command that installs it (``No module named 'psycopg'`` → its extra)."""
+    exc = _innermost_import_error(exc)
+    module = (getattr(exc, "name", None) or "").split(".")[0]
+    for prefix, install in _EXTRAS:
+        if module == prefix or (not module and prefix in str(exc).lower()):
+            return f"{exc}; install it with: pip install {install}"
+    return f"{exc}; install the Python package that provides it"
+
+
+def _innermost_import_error(exc: BaseException) -> BaseException:
+    """The ImportError naming the module behind ``exc`` (pyiceberg's "support not installed" wraps it)."""
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, ImportError) and current.name:
+            return current
+        current = current.__cause__ or current.__context__
+    return exc
+
+
+#: Modules catalogs and their database URLs import, and what installs them (setup.cfg's extras).
+_EXTRAS = (
+    ("psycopg2", "'icefloe[postgres]'"),
+    ("psycopg", "'icefloe[postgres]' (or, for a postgresql+psycopg:// URL, 'psycopg[binary]')"),
+    ("pymysql", "pymysql"),
+    ("thrift", "'icefloe[hive]'"),
+    ("hive_metastore", "'icefloe[hive]'"),
+    ("boto3", "'icefloe[glue]'"),
+    ("google", "'icefloe[bigquery]'"),
+    ("s3fs", "'pyiceberg[s3fs]'"),
+    ("adlfs", "'pyiceberg[adlfs]'"),
+    ("gcsfs", "'pyiceberg[gcsfs]'"),
+)
+
+
+def _text(exc: BaseException) -> str:
+    """The innermost useful words of ``exc``: for an HTTP client's retries, the URL and the socket's error."""
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None  # urllib3's MaxRetryError
+    url = getattr(exc.args[0], "url", None) if exc.args else None
+    if reason is not None:
+        words = str(reason)
+        cause = words.split("): ", 1)[-1] if "): " in words else words
+        return f"{url}: {cause.rstrip(')')}" if url else cause
+    return str(exc) or type(exc).__name__

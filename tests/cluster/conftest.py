@@ -42,8 +42,8 @@ def group_properties(bootstrap: str, group: str, **extra: str) -> dict[str, str]
 class InProcessWorker:
     """A DistributedHerder answering REST on its own loopback port."""
 
-    def __init__(self, worker: dict[str, str], spark):
-        port = free_port()
+    def __init__(self, worker: dict[str, str], spark, port: int | None = None):
+        port = port or free_port()
         self.worker_id = f"127.0.0.1:{port}"
         self.url = f"http://{self.worker_id}"
         self.herder = DistributedHerder(worker, spark=spark, worker_id=self.worker_id, url=self.url)

@@ -82,7 +82,7 @@ def test_a_rolling_restart_within_the_scheduled_delay_moves_nothing(kafka_broker
             workers[index] = InProcessWorker(properties, spark, port=int(old.worker_id.rsplit(":", 1)[1])).start()
             other = workers[1 - index]
             for props in connectors:
-                _wait(lambda p=props: _state(other, p["name"]) == ("RUNNING", placed[p["name"]]),
+                _wait(lambda p=props, w=other: _state(w, p["name"]) == ("RUNNING", placed[p["name"]]),
                       f"{props['name']} RUNNING where it was")
         started = [r.getMessage() for r in caplog.records if " now runs on worker " in r.getMessage()]
         for props in connectors:  # each started once, then once again after its own worker's restart

@@ -240,10 +240,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve_parser(sub) -> None:
-    serve = sub.add_parser("serve", help="run a Kafka Connect-compatible REST worker")
-    serve.add_argument("--worker", help="Kafka Connect worker properties file (listeners, bootstrap.servers, ...)")
+    serve = sub.add_parser("serve", help="run a Kafka Connect-compatible REST worker (distributed with group.id)")
+    serve.add_argument("--worker", help="Kafka Connect worker properties file (listeners, bootstrap.servers, ...); "
+                                        "with group.id set, the worker joins that distributed worker group")
     serve.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
-    serve.add_argument("--data-dir", help="where connector configs and states persist (default: ./icefloe-worker)")
+    serve.add_argument("--data-dir", help="where a standalone worker's connector configs and states persist "
+                                          "(default: ./icefloe-worker; a distributed worker keeps them in Kafka)")
     serve.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
                        help="a Spark setting for the worker's session (repeatable)")
     serve.add_argument("--quiet", action="store_true", help="only warnings and errors")

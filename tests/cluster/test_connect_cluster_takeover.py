@@ -146,9 +146,11 @@ def test_icefloe_workers_take_over_a_connect_clusters_topics(kafka_broker, spark
     try:
         listed = requests.get(f"{connect.url}/connectors", timeout=10).json()
         assert sorted(listed) == sorted(["fs", iceberg["name"], "made-by-icefloe"])
-        config = requests.get(f"{connect.url}/connectors/made-by-icefloe/config", timeout=10).json()
+        # Connect answers these once its worker has joined its group (Tansu makes a new group wait ~half a
+        # session timeout)
+        config = requests.get(f"{connect.url}/connectors/made-by-icefloe/config", timeout=120).json()
         assert config["iceberg.tables"] == "db.c"
-        status = requests.get(f"{connect.url}/connectors/made-by-icefloe/status", timeout=10).json()
+        status = requests.get(f"{connect.url}/connectors/made-by-icefloe/status", timeout=120).json()
         assert status["connector"]["state"] == "STOPPED" and status["tasks"] == []
     finally:
         connect.stop()

@@ -60,17 +60,17 @@ from connector.herder.herder import (
     check_tracking,
     commit,
     kafka_cluster_id,
+    replay_answer,
     restart_on,
     task_config,
     version,
 )
 from connector.herder.sink_offsets import (
-    ALTERED,
-    RESET,
-    SinkOffsets,
+    alter_answer,
     not_stopped_message,
-    offsets_body,
+    offsets_answer,
     parse_alter_request,
+    reset_answer,
 )
 from connector.herder.states import RUNNING, STOPPED, connector_state_info
 from connector.herder.validation import is_iceberg_connector, validate_connector_config
@@ -562,24 +562,16 @@ class DistributedHerder:
     # --- offsets ----------------------------------------------------------------------------
 
     def offsets(self, name: str) -> dict:
-        config = self._existing(name, f"Connector {name} not found")
-        with Herder._offsets_store_reached(name, "retrieve"):
-            return offsets_body(self._sink_offsets(config).current())
+        return offsets_answer(self._sink_config(self._existing(name, f"Connector {name} not found")))
 
     def alter_offsets(self, name: str, body: dict) -> dict:
         changes = parse_alter_request(body)
         with self._leading():
-            config = self._stopped(name)
-            with Herder._offsets_store_reached(name, "alter"):
-                self._sink_offsets(config).alter(changes)
-        return {"message": ALTERED}
+            return alter_answer(self._sink_config(self._stopped(name)), changes)
 
     def reset_offsets(self, name: str) -> dict:
         with self._leading():
-            config = self._stopped(name)
-            with Herder._offsets_store_reached(name, "reset"):
-                self._sink_offsets(config).reset()
-        return {"message": RESET}
+            return reset_answer(self._sink_config(self._stopped(name)))
 
     def _stopped(self, name: str) -> dict[str, str]:
         """The config of a connector that is STOPPED: its target, and its job ended (the status its worker
@@ -596,17 +588,11 @@ class DistributedHerder:
             raise BadRequestError(not_stopped_message(name))
         return config
 
-    def _sink_offsets(self, config: dict[str, str]) -> SinkOffsets:
-        return SinkOffsets(SinkConfig.parse(self.providers.resolve(dict(config)), self.worker))
+    def _sink_config(self, config: dict[str, str]) -> SinkConfig:
+        return SinkConfig.parse(self.providers.resolve(dict(config)), self.worker)
 
     def replay_dlq(self, name: str) -> dict:
-        from connector.kafka.dlq_replay import DlqReplay, ReplayRefused
-
-        config = self._existing(name, f"Connector {name} not found")
-        try:
-            return DlqReplay(SinkConfig.parse(self.providers.resolve(dict(config)), self.worker)).run().as_dict()
-        except ReplayRefused as exc:
-            raise BadRequestError(f"Cannot replay: {exc}") from exc
+        return replay_answer(self._sink_config(self._existing(name, f"Connector {name} not found")))
 
     # --- helpers ----------------------------------------------------------------------------
 

@@ -17,30 +17,26 @@ import sqlite3
 import subprocess
 import threading
 from concurrent.futures import Future
-from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-from connector.channel.retry import transient
 from connector.config.providers import ConfigProviders
 from connector.config.sink_config import SinkConfig
 from connector.herder.connector_runtime import ConnectorRuntime
 from connector.herder.errors import (
     AlreadyExistsError,
     BadRequestError,
-    ConnectRestError,
     ForbiddenError,
     NotFoundError,
     StartingError,
 )
 from connector.herder.sink_offsets import (
-    ALTERED,
-    RESET,
-    SinkOffsets,
+    alter_answer,
     not_stopped_message,
-    offsets_body,
+    offsets_answer,
     parse_alter_request,
+    reset_answer,
 )
 from connector.herder.states import FAILED, RUNNING, STOPPED
 from connector.herder.store import ConnectorStore
@@ -301,60 +297,34 @@ class Herder:
     # --- offsets ----------------------------------------------------------------------------
 
     def offsets(self, name: str) -> dict:
-        runtime = self._get(name, f"Connector {name} not found")
-        with self._offsets_store_reached(name, "retrieve"):
-            return offsets_body(self._sink_offsets(runtime).current())
+        return offsets_answer(self._sink_config(self._get(name, f"Connector {name} not found")))
 
     def alter_offsets(self, name: str, body: dict) -> dict:
         changes = parse_alter_request(body)
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
             self._require_stopped(runtime)
-            with self._offsets_store_reached(name, "alter"):
-                self._sink_offsets(runtime).alter(changes)
-        return {"message": ALTERED}
+            return alter_answer(self._sink_config(runtime), changes)
 
     def reset_offsets(self, name: str) -> dict:
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
             self._require_stopped(runtime)
-            with self._offsets_store_reached(name, "reset"):
-                self._sink_offsets(runtime).reset()
-        return {"message": RESET}
-
-    @staticmethod
-    @contextmanager
-    def _offsets_store_reached(name: str, verb: str) -> Iterator[None]:
-        """A sink's offsets live in its tables (and the partitions they cover in Kafka): a catalog, storage or
-        broker that cannot be reached gets Connect's answer to an offsets store it cannot read, a 500
-        naming the connector and the cause."""
-        try:
-            yield
-        except Exception as exc:
-            if not transient(exc):
-                raise
-            raise ConnectRestError(f"Failed to {verb} the offsets of sink connector {name}, as what holds them "
-                                   f"could not be reached: {type(exc).__name__}: {exc}") from exc
+            return reset_answer(self._sink_config(runtime))
 
     # --- the dead letter queue ----------------------------------------------------------------
 
     def replay_dlq(self, name: str) -> dict:
         """``icefloe dlq replay`` with the connector's current config (it may keep running meanwhile)."""
-        from connector.kafka.dlq_replay import DlqReplay, ReplayRefused
-
-        runtime = self._get(name, f"Connector {name} not found")
-        try:
-            return DlqReplay(SinkConfig.parse(self._resolve(dict(runtime.config)), self.worker)).run().as_dict()
-        except ReplayRefused as exc:
-            raise BadRequestError(f"Cannot replay: {exc}") from exc
+        return replay_answer(self._sink_config(self._get(name, f"Connector {name} not found")))
 
     @staticmethod
     def _require_stopped(runtime: ConnectorRuntime) -> None:
         if runtime.target_state != STOPPED or runtime.alive:
             raise BadRequestError(not_stopped_message(runtime.name))
 
-    def _sink_offsets(self, runtime: ConnectorRuntime) -> SinkOffsets:
-        return SinkOffsets(SinkConfig.parse(self._resolve(dict(runtime.config)), self.worker))
+    def _sink_config(self, runtime: ConnectorRuntime) -> SinkConfig:
+        return SinkConfig.parse(self._resolve(dict(runtime.config)), self.worker)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -422,6 +392,16 @@ def restart_on(runtime: ConnectorRuntime, include_tasks: bool, only_failed: bool
         answer = runtime.status()
         runtime.restart(connector, tasks)
     return answer
+
+
+def replay_answer(config: SinkConfig) -> dict:
+    """``POST /connectors/{name}/dlq/replay``: ``icefloe dlq replay`` with the connector's config."""
+    from connector.kafka.dlq_replay import DlqReplay, ReplayRefused
+
+    try:
+        return DlqReplay(config).run().as_dict()
+    except ReplayRefused as exc:
+        raise BadRequestError(f"Cannot replay: {exc}") from exc
 
 
 def task_config(config: dict[str, str]) -> dict[str, str]:

@@ -11,7 +11,8 @@ resetting removes them from both, so the next run starts at the log start.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
@@ -19,9 +20,10 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from connector.channel.commit import commit_table
 from connector.channel.coordinator import Coordinator
+from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from connector.herder.errors import BadRequestError
+from connector.herder.errors import BadRequestError, ConnectRestError
 from connector.kafka.client_config import admin_config_from, consumer_config
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.offsets import TopicPartition
@@ -101,6 +103,43 @@ class SinkOffsets:
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError.GROUP_ID_NOT_FOUND:  # a group never made has nothing to reset
                     raise
+
+
+# --- the REST answers, the same on a standalone and a distributed worker ------------------------------
+
+
+def offsets_answer(config: SinkConfig) -> dict:
+    """``GET /connectors/{name}/offsets``."""
+    with offsets_store_reached(config.name, "retrieve"):
+        return offsets_body(SinkOffsets(config).current())
+
+
+def alter_answer(config: SinkConfig, changes: Mapping[TopicPartition, int | None]) -> dict:
+    """``PATCH /connectors/{name}/offsets`` of a connector known to be stopped."""
+    with offsets_store_reached(config.name, "alter"):
+        SinkOffsets(config).alter(changes)
+    return {"message": ALTERED}
+
+
+def reset_answer(config: SinkConfig) -> dict:
+    """``DELETE /connectors/{name}/offsets`` of a connector known to be stopped."""
+    with offsets_store_reached(config.name, "reset"):
+        SinkOffsets(config).reset()
+    return {"message": RESET}
+
+
+@contextmanager
+def offsets_store_reached(name: str, verb: str) -> Iterator[None]:
+    """A sink's offsets live in its tables (and the partitions they cover in Kafka): a catalog, storage or
+    broker that cannot be reached gets Connect's answer to an offsets store it cannot read, a 500
+    naming the connector and the cause."""
+    try:
+        yield
+    except Exception as exc:
+        if not transient(exc):
+            raise
+        raise ConnectRestError(f"Failed to {verb} the offsets of sink connector {name}, as what holds them "
+                               f"could not be reached: {type(exc).__name__}: {exc}") from exc
 
 
 def offsets_body(offsets: Mapping[TopicPartition, int]) -> dict:

@@ -31,7 +31,8 @@ from pyiceberg.table.update.snapshot import _MergeAppendFiles
 from pyiceberg.typedef import EMPTY_DICT
 
 from connector.api.errors import ConnectException, RetriableException
-from connector.channel.branches import append_files, commit_to_branch
+from connector.channel.append import append_files
+from connector.channel.branches import commit_to_branch
 from connector.channel.fencing import Fence
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import (

@@ -18,7 +18,7 @@ from pyiceberg.transforms import BucketTransform, IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
 from connector.api.errors import ConnectException
-from connector.channel.branches import append_files
+from connector.channel.append import append_files
 from connector.channel.row_delta import RowDeltaConflict, commit_row_delta
 from connector.data.live_files import live_files
 from connector.data.position_deletes import write_position_deletes

@@ -97,6 +97,11 @@ def _wait(condition, what: str, timeout: float = 120.0):
     raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
+def _answer(url: str) -> dict | None:
+    response = requests.get(url, timeout=120)
+    return response.json() if response.status_code == 200 else None
+
+
 @needs_connect
 def test_icefloe_workers_take_over_a_connect_clusters_topics(kafka_broker, spark, tmp_path):
     bootstrap = kafka_broker.bootstrap
@@ -146,11 +151,11 @@ def test_icefloe_workers_take_over_a_connect_clusters_topics(kafka_broker, spark
     try:
         listed = requests.get(f"{connect.url}/connectors", timeout=10).json()
         assert sorted(listed) == sorted(["fs", iceberg["name"], "made-by-icefloe"])
-        # Connect answers these once its worker has joined its group (Tansu makes a new group wait ~half a
-        # session timeout)
-        config = requests.get(f"{connect.url}/connectors/made-by-icefloe/config", timeout=120).json()
+        # Connect answers these once its worker has joined its group (a 409 during the rebalance; Tansu makes a
+        # new group wait ~half a session timeout)
+        config = _wait(lambda: _answer(f"{connect.url}/connectors/made-by-icefloe/config"), "Connect's config")
         assert config["iceberg.tables"] == "db.c"
-        status = requests.get(f"{connect.url}/connectors/made-by-icefloe/status", timeout=120).json()
+        status = _wait(lambda: _answer(f"{connect.url}/connectors/made-by-icefloe/status"), "Connect's status")
         assert status["connector"]["state"] == "STOPPED" and status["tasks"] == []
     finally:
         connect.stop()

@@ -32,7 +32,8 @@ from pyiceberg.exceptions import (
 
 from connector.api.errors import ConfigException, ConnectException, RetriableException
 from connector.channel.retry import transient
-from connector.data.catalog import CATALOG_NAME_KEY, CATALOG_PREFIX, DEFAULT_CATALOG_NAME, load_catalog
+from connector.config.catalog_config import CATALOG_NAME_KEY, CATALOG_PREFIX, DEFAULT_CATALOG_NAME
+from connector.data.catalog import load_catalog
 
 CREDENTIAL_KEYS = f"{CATALOG_PREFIX}credential or {CATALOG_PREFIX}token"
 

@@ -23,7 +23,7 @@ from typing import Mapping
 
 from connector.api.errors import ConfigException
 from connector.channel.catalog_faults import missing_library, shown_uri
-from connector.data.catalog import CATALOG_PREFIX, TYPE_KEY, catalog_properties, pyiceberg_properties
+from connector.config.catalog_config import CATALOG_PREFIX, TYPE_KEY, catalog_properties, pyiceberg_properties
 
 URI_KEY = CATALOG_PREFIX + "uri"
 

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+import converters
 from connector.api.errors import ConfigException
 from connector.api.suggest import did_you_mean
+from connector.config.catalog_config import with_absolute_local_paths
 from connector.config.connect_config import (
     CONNECT_CONFIG,
     PASSTHROUGH_PREFIXES,
@@ -24,6 +26,7 @@ from connector.config.connect_config import (
 from connector.config.iceberg_config import ICEBERG_CONFIG, IcebergConfig, is_iceberg_key, parse_iceberg_config
 from connector.config.icefloe_config import ICEFLOE_CONFIG, IcefloeConfig, is_icefloe_key, parse_icefloe_config
 from connector.config.no_effect import no_effect_warnings
+from smt.chain import TransformationChain
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,6 @@ class SinkConfig:
 
     @staticmethod
     def parse(props: Mapping[str, Any], worker: Mapping[str, str] | None = None) -> "SinkConfig":
-        from connector.data.catalog import with_absolute_local_paths
-
         props = with_absolute_local_paths(_stringify(props))
         worker = dict(worker or {})
         connect = parse_connect_config(props, worker)
@@ -72,10 +73,10 @@ class SinkConfig:
 
     def check_plugins(self) -> None:
         """Instantiate converters and SMTs once so their config errors surface before Spark starts."""
-        from connector.data.decoder import RecordDecoder
-        from smt.chain import TransformationChain
-
-        RecordDecoder.from_config(self)
+        connect = self.connect
+        converters.load(connect.key_converter, connect.key_converter_config, is_key=True)
+        converters.load(connect.value_converter, connect.value_converter_config, is_key=False)
+        converters.load_header_converter(connect.header_converter, connect.header_converter_config)
         TransformationChain.from_config(self.props)
 
 

@@ -66,9 +66,9 @@ from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import committed_offsets, java_keys, summaries
 from connector.channel.worker import new_pipeline
+from connector.config.locations import local_path
 from connector.config.sink_config import SinkConfig, load_connector_file
 from connector.data.catalog import load_catalog
-from connector.data.locations import local_path
 from connector.data.table_writer import SchemaNeeds
 from connector.kafka.offsets import TopicPartition
 from connector.kafka.range_reader import HEADERS_TYPE, RAW_SCHEMA
@@ -471,7 +471,7 @@ def _checkpoint_query_id(checkpoint: str, config: SinkConfig) -> str | None:
         else:
             from pyiceberg.io import load_file_io
 
-            from connector.data.catalog import catalog_properties, pyiceberg_properties
+            from connector.config.catalog_config import catalog_properties, pyiceberg_properties
 
             io = load_file_io(pyiceberg_properties(catalog_properties(config.props)[1])[0], location)
             with io.new_input(location).open() as stream:

@@ -8,7 +8,8 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from connector.api import ConfigException
-from connector.data.catalog import catalog_properties, load_catalog, pyiceberg_properties, sqlalchemy_url
+from connector.config.catalog_config import catalog_properties, pyiceberg_properties, sqlalchemy_url
+from connector.data.catalog import load_catalog
 
 
 def test_catalog_name_and_properties() -> None:

@@ -1,4 +1,4 @@
-"""Local locations are read as Hadoop reads them (connector/data/locations.py), wherever a config gives one."""
+"""Local locations are read as Hadoop reads them (connector/config/locations.py), wherever a config gives one."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from connector.config.catalog_config import with_absolute_local_paths
+from connector.config.locations import local_location
 from connector.config.sink_config import SinkConfig
-from connector.data.catalog import load_catalog, with_absolute_local_paths
-from connector.data.locations import local_location
+from connector.data.catalog import load_catalog
 from tests.integration.harness import sink_props, unique
 from tests.maintenance.test_compaction import ids, tiny_commits
 

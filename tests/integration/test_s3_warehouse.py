@@ -14,7 +14,8 @@ import uuid
 
 import pytest
 
-from connector.data.catalog import load_catalog, pyiceberg_properties
+from connector.config.catalog_config import pyiceberg_properties
+from connector.data.catalog import load_catalog
 from tests.integration.harness import (
     load_table,
     produce_round_robin,

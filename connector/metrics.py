@@ -20,7 +20,7 @@ from connector.channel.coordinator import CycleReport
 from connector.kafka.offsets import TopicPartition
 
 if TYPE_CHECKING:
-    from connector.maintenance.runner import MaintenanceReport
+    from connector.maintenance.status import MaintenanceReport
 
 # A cycle takes from about a second (a small continuous cycle) to many minutes (a backfill's).
 LATENCY_BUCKETS = (0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)

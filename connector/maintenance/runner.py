@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 
 from pyiceberg.exceptions import NoSuchTableError
@@ -26,12 +25,12 @@ from pyiceberg.table.snapshots import TOTAL_DATA_FILES, TOTAL_FILE_SIZE
 
 from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
-from connector.maintenance.compaction import CompactionReport, compact
-from connector.maintenance.expiry import ExpiryReport, expire
+from connector.maintenance.compaction import compact
+from connector.maintenance.expiry import expire
 from connector.maintenance.manifests import rewrite_manifests
 from connector.maintenance.orphans import delete_orphans
 from connector.maintenance.policy import table_policy
-from connector.maintenance.status import MaintenanceStatus, StepFailure
+from connector.maintenance.status import MaintenanceReport, MaintenanceStatus, StepFailure, TableMaintenance
 
 if TYPE_CHECKING:
     from connector.metrics import JobMetrics
@@ -39,30 +38,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STEPS = ("compact", "manifests", "expire", "orphans")
-
-
-@dataclass
-class TableMaintenance:
-    """What a round did to one table, and the table's state after it."""
-
-    compaction: CompactionReport | None = None
-    expiry: ExpiryReport | None = None
-    orphans_deleted: int = 0
-    manifests: tuple[int, int] = (0, 0)  # data manifests of the head before and after the manifest rewrite
-    data_files: int = 0
-    total_file_size: int = 0
-    snapshots: int = 0
-
-    @property
-    def average_file_size(self) -> float:
-        return self.total_file_size / self.data_files if self.data_files else 0.0
-
-
-@dataclass
-class MaintenanceReport:
-    tables: dict[str, TableMaintenance] = field(default_factory=dict)
-    finished: bool = True  # False: the budget ran out, the next round resumes
-    seconds: float = 0.0
 
 
 class Maintainer:

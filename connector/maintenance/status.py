@@ -1,4 +1,5 @@
-"""The maintenance state a connector shows through the REST worker (``GET /connectors/{name}/maintenance``).
+"""What maintenance did: a round's report, and the state a connector shows through the REST worker
+(``GET /connectors/{name}/maintenance``).
 
 A :class:`~connector.maintenance.runner.Maintainer` with a status tells it when
 a round starts, which table and step it is on, and what the round did. The
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
-if TYPE_CHECKING:
-    from connector.maintenance.runner import MaintenanceReport, TableMaintenance
+from connector.maintenance.compaction import CompactionReport
+from connector.maintenance.expiry import ExpiryReport
 
 SUCCEEDED, FAILED, UNFINISHED = "succeeded", "failed", "unfinished"
 _ERROR_CHARS = 1000  # an error's text is shown, not its trace (the worker's log has the trace)
@@ -37,6 +38,30 @@ class StepFailure:
     @classmethod
     def of(cls, table: str, step: str, exc: BaseException) -> StepFailure:
         return cls(table, step, f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS])
+
+
+@dataclass
+class TableMaintenance:
+    """What a round did to one table, and the table's state after it."""
+
+    compaction: CompactionReport | None = None
+    expiry: ExpiryReport | None = None
+    orphans_deleted: int = 0
+    manifests: tuple[int, int] = (0, 0)  # data manifests of the head before and after the manifest rewrite
+    data_files: int = 0
+    total_file_size: int = 0
+    snapshots: int = 0
+
+    @property
+    def average_file_size(self) -> float:
+        return self.total_file_size / self.data_files if self.data_files else 0.0
+
+
+@dataclass
+class MaintenanceReport:
+    tables: dict[str, TableMaintenance] = field(default_factory=dict)
+    finished: bool = True  # False: the budget ran out, the next round resumes
+    seconds: float = 0.0
 
 
 def timestamp(seconds: float) -> str:

@@ -11,7 +11,7 @@ from connector.api.errors import ConnectException
 from connector.channel.coordinator import CycleReport
 from connector.maintenance.compaction import CompactionReport
 from connector.maintenance.expiry import ExpiryReport
-from connector.maintenance.runner import MaintenanceReport, TableMaintenance
+from connector.maintenance.status import MaintenanceReport, TableMaintenance
 from connector.metrics import JobMetrics
 
 DOC = Path(__file__).parents[2] / "docs" / "operations.md"

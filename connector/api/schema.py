@@ -448,6 +448,20 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+class StructValue:
+    """A value of a STRUCT schema: the base of :class:`connector.api.struct.Struct`.
+
+    Declared here so that validating a value (which a schema does for its default) needs no
+    import of ``Struct``, whose fields are validated through this module.
+    """
+
+    __slots__ = ()
+    schema: Schema
+
+    def validate(self) -> None:
+        raise NotImplementedError
+
+
 def validate_value(schema: "Schema | None", value: Any, field_name: str | None = None) -> None:
     """Raise :class:`DataException` unless ``value`` conforms to ``schema``.
 
@@ -471,9 +485,7 @@ def validate_value(schema: "Schema | None", value: Any, field_name: str | None =
             )
         return
     if schema.type is Type.STRUCT:
-        from connector.api.struct import Struct
-
-        if not isinstance(value, Struct):
+        if not isinstance(value, StructValue):
             raise DataException(f"Invalid Java object for schema with type STRUCT: {_describe(value)}{where}")
         if value.schema != schema and not _same_but_default(value.schema, schema):
             raise DataException(f"Struct schemas do not match{where}.")

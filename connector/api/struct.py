@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from connector.api.errors import DataException
-from connector.api.schema import Field, Schema, Type, validate_value
+from connector.api.schema import Field, Schema, StructValue, Type, validate_value
 
 
-class Struct:
+class Struct(StructValue):
     """Field values of a struct schema, validated on ``put``.
 
     ``get`` returns a field's schema default when its value is null (as

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.data.json_payloads import _holds
+from connector.data.json_screen import holds
 
 # bytes the tokens are made of, and their neighbours, so that near misses are common
 TEXT = st.binary(max_size=60).map(lambda raw: bytes(b"NaIfnE e-:,[0\n"[c % 14] for c in raw))
@@ -14,4 +14,4 @@ TEXT = st.binary(max_size=60).map(lambda raw: bytes(b"NaIfnE e-:,[0\n"[c % 14] f
 
 @given(TEXT, st.sampled_from([b"NaN", b"Inf", b"e-", b"E-"]))
 def test_a_token_is_found_exactly_where_a_text_search_finds_it(text, token):
-    assert _holds(np.frombuffer(text, dtype=np.uint8), token) is (token in text)
+    assert holds(np.frombuffer(text, dtype=np.uint8), token) is (token in text)

@@ -14,6 +14,10 @@ record, or sends it to the dead letter queue) when the text holds:
   zero, which Jackson's exact decimals and Arrow's doubles sign differently;
 * bytes that are not UTF-8.
 
+:func:`json_converter_value` reads one value as the converter does, for the
+few places that look at single values (a new table's sample, the screen of a
+declined batch's values).
+
 Each check runs on numpy views of the text first (is there a ``N`` followed
 by ``aN``?) and looks for the token with a regular expression only then, so a
 clean batch costs a few vectorised scans. A match inside a string value also
@@ -29,11 +33,14 @@ double; JsonConverter: ``longValue()``, its low 64 bits).
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+import converters
 from connector.api.declined import Declined
 
 MAX_NUMBER_LENGTH = 1000  # Jackson's StreamReadConstraints: longer numbers are errors
@@ -71,3 +78,16 @@ def holds(block: np.ndarray, token: bytes) -> bool:
         starts = starts[block[starts + shift] == byte]
     return len(starts) > 0
 
+
+
+@functools.cache
+def _schemaless_converter() -> Any:
+    return converters.load("org.apache.kafka.connect.json.JsonConverter", {"schemas.enable": "false"})
+
+
+def json_converter_value(data: bytes) -> Any:
+    """The Connect value Kafka's JsonConverter (``schemas.enable=false``) reads from ``data``.
+
+    Raises ``DataException`` where the converter refuses the bytes.
+    """
+    return _schemaless_converter().to_connect_data("", data).value

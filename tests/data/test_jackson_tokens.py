@@ -4,8 +4,8 @@ column-wise JSON path gives the per-record strategy's tables, errors and dead-le
 Arrow's JSON reader takes ``NaN``, ``Infinity`` and their kin, which Jackson refuses; it refuses
 leading zeros, which Kafka's mapper takes (``007`` is 7); and it reads ``-0.0``, tiny and huge
 numbers as doubles where Jackson keeps exact decimals or wraps a long. Each token goes into a
-column the table has, a nested list or struct, or a key the table lacks, in any record of a later
-batch (the first one creates the table, per record).
+column the table has, a nested list or struct, or a key the table lacks, in any record of any
+batch (also the first, whose first good record the table is created from).
 """
 
 from __future__ import annotations
@@ -45,13 +45,13 @@ def _record(i: int, slot: str | None) -> dict[str, Any]:
 
 @st.composite
 def poisoned_batches(draw) -> tuple[list[list[dict]], list[tuple[int, str, str]]]:
-    """Records in 2-4 batches (the first clean), and the (id, slot, token) of each poisoned one."""
+    """Records in 2-4 batches (the first creates the table), and the (id, slot, token) of each poisoned one."""
     batches, poisoned, next_id = [], [], 0
-    for index in range(draw(st.integers(2, 4))):
+    for _ in range(draw(st.integers(2, 4))):
         size = draw(st.integers(1, 6))
         batch = []
         for _ in range(size):
-            slot = draw(st.sampled_from(SLOTS)) if index and draw(st.integers(0, 2)) == 0 else None
+            slot = draw(st.sampled_from(SLOTS)) if draw(st.integers(0, 2)) == 0 else None
             if slot is not None:
                 poisoned.append((next_id, slot, draw(st.sampled_from(TOKENS))))
             batch.append((next_id, slot))

@@ -211,9 +211,10 @@ def _connector_routes(app: FastAPI, herder: HerderApi) -> None:
     async def create_connector(request: Request) -> Any:
         body = await _json_object(request, _CREATE_SHAPE)
         name = body.get("name")
-        if name is None or isinstance(name, (dict, list)):
-            raise BadRequestError(f"Missing connector name in the request body: {_CREATE_SHAPE}")
-        name = _text(name).strip()
+        if isinstance(name, (dict, list)):
+            raise BadRequestError(f"Invalid connector name in the request body: {_CREATE_SHAPE}")
+        # As Connect: no name is the empty name, which the config's validation then refuses by its key.
+        name = "" if name is None else _text(name).strip()
         if body.get("config") is None:
             raise BadRequestError(f"Missing connector config in the request body: {_CREATE_SHAPE}")
         config = _string_map(body["config"], "The connector config")

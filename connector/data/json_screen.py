@@ -60,13 +60,20 @@ def check_lax_tokens(lines: pa.Buffer, longest: int, where: str) -> None:
         raise Declined(f"NaN or Infinity {where}")
     if longest > MAX_NUMBER_LENGTH and _LONG_NUMBER.search(lines):
         raise Declined(f"a number longer than {MAX_NUMBER_LENGTH} characters {where}")
-    if (holds(block, b"e-") or holds(block, b"E-")) and _TINY_NUMBER.search(lines):
+    if _has_negative_exponent(block) and _TINY_NUMBER.search(lines):
         raise Declined(f"a number with a three-digit negative exponent {where}")
     whole = pa.Array.from_buffers(pa.binary(), 1, [None, pa.array([0, lines.size], pa.int32()).buffers()[1], lines])
     try:
         whole.cast(pa.string())
     except pa.ArrowInvalid as exc:
         raise Declined(f"invalid UTF-8 {where}") from exc
+
+
+def _has_negative_exponent(block: np.ndarray) -> bool:
+    """Whether ``block`` holds ``e-`` or ``E-``: from the minus signs, rarer in JSON than the letter e."""
+    minus = np.flatnonzero(block[1:] == ord("-"))
+    before = block[minus]  # the byte before each minus sign
+    return bool(np.any((before == ord("e")) | (before == ord("E"))))
 
 
 def holds(block: np.ndarray, token: bytes) -> bool:

@@ -44,12 +44,7 @@ from connector.herder.sink_offsets import (
 )
 from connector.herder.states import FAILED, RUNNING, STOPPED
 from connector.herder.store import ConnectorStore
-from connector.herder.validation import (
-    invalid_config_message,
-    plugin_config_keys,
-    require_known_connector,
-    validate_connector_config,
-)
+from connector.herder.validation import invalid_config_message, plugin_config_keys, validate_connector_config
 from connector.spark.runner import SparkTaskRunner
 
 log = logging.getLogger(__name__)
@@ -218,7 +213,6 @@ class Herder:
     # --- validation and config providers ----------------------------------------------------
 
     def _validate(self, config: dict[str, str]) -> None:
-        require_known_connector(config)
         message = invalid_config_message(validate_connector_config(config, self.worker, self.providers))
         if message:
             raise BadRequestError(message)

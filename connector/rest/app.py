@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 
 from connector.api.java.value_of import java_str
 from connector.herder.errors import BadRequestError, ConnectRestError, NotFoundError
-from connector.herder.validation import invalid_config_message
+from connector.herder.validation import invalid_config_message, require_known_connector
 from connector.rest import plugins
 from connector.rest.errors import install_error_handlers
 from connector.rest.loggers import Loggers
@@ -219,6 +219,7 @@ def _connector_routes(app: FastAPI, herder: HerderApi) -> None:
             raise BadRequestError(f"Missing connector config in the request body: {_CREATE_SHAPE}")
         config = _string_map(body["config"], "The connector config")
         _check_name(name, config)
+        require_known_connector(config)
         state = body.get("initial_state")
         if state is not None:
             if not isinstance(state, str) or state.upper() not in INITIAL_STATES:
@@ -245,6 +246,7 @@ def _connector_routes(app: FastAPI, herder: HerderApi) -> None:
     async def put_config(name: str, request: Request) -> Any:
         config = _string_map(await _json_object(request, "expected the connector config"), "The connector config")
         _check_name(name, config)
+        require_known_connector(config)
         created, info = await _call(herder.put_connector_config, name, config)
         if created:
             return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})

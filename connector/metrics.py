@@ -55,6 +55,9 @@ class _Families:
                                      "(the REST worker's isolated tasks)", "task")
         self.lag = gauge("icefloe_consumer_lag_records", "End offset of the cycle's target minus the "
                          "committed next offset", "topic", "partition")
+        self.group_mirror_lag = gauge("icefloe_group_mirror_lag_records", "Records by which the consumer "
+                                      "group's offsets differ from the tables' while mirroring them fails "
+                                      "(0 once the group has them)")
         self.committed_offset = gauge("icefloe_committed_offset", "Next offset committed to the tables",
                                       "topic", "partition")
         self.last_commit = gauge("icefloe_last_commit_timestamp_seconds", "Unix time of the last commit cycle")
@@ -151,6 +154,7 @@ class JobMetrics:
         if report.snapshots:
             self._child(self._m.commit_latency).observe(report.seconds)
             self._child(self._m.last_commit).set(time.time())
+        self._child(self._m.group_mirror_lag).set(report.group_mirror_lag)
         self._positions(report.next_offsets, targets)
 
     def _add(self, family: Counter, counts: dict[str, int]) -> None:

@@ -27,6 +27,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from connector.api.errors import ConnectException, RetriableException
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.fencing import Fence, capture
+from connector.channel.group_mirror import GroupMirror
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets, java_keys
 from connector.channel.resume_log import log_resume_points
@@ -35,7 +36,7 @@ from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
 from connector.faults import fault_point
 from connector.kafka.dlq import position_properties
-from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
+from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offset_reset import reset_offsets
 from connector.kafka.offsets import OffsetRange, TopicPartition, plan_ranges
 from connector.takeover.groups import resume_groups
@@ -66,6 +67,7 @@ class CycleReport:
     bytes_written: dict[str, int] = field(default_factory=dict)  # table → data file bytes
     schema_changes: dict[str, dict[str, int]] = field(default_factory=dict)  # table → {"create"/"update": n}
     dlq_records: dict[str, int] = field(default_factory=dict)  # source topic → records sent to the DLQ
+    group_mirror_lag: int = 0  # records the consumer group's offsets are off the tables' (its mirror failed)
 
     def count_results(self, results: Iterable[TaskResult]) -> None:
         """Per task records read and per table bytes written, from the tasks' results."""
@@ -112,6 +114,7 @@ class Coordinator:
         # notes the very heads its start positions came from, without loading them again.
         self._start_heads: dict[str, Any] = {}
         self.takeover_checked = False  # the Java sink's control topic is looked at once, before the first cycle
+        self.group_mirror = GroupMirror(client_conf, config.group_id)
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
         self.isolate_tasks = False
@@ -187,6 +190,7 @@ class Coordinator:
         covered = {tp: end[tp] for tp in end if tp in start and end[tp] > start[tp]
                    and (task_of is None or task_of[tp] not in failed_before)}
         if not covered:
+            self.group_mirror.retry()  # an idle cycle still catches the group up
             return None
         self.cycle_number += 1
         report = CycleReport(next_offsets=dict(covered))
@@ -349,12 +353,10 @@ class Coordinator:
             report.files_written[table_name] = len(table_files)
             fault_point("cycle.between-table-commits")
         fault_point("cycle.before-group-mirror")
-        self._commit_group(covered)
+        self._commit_group(covered, report)
 
-    def _commit_group(self, covered: dict[TopicPartition, int]) -> None:
+    def _commit_group(self, covered: dict[TopicPartition, int], report: CycleReport) -> None:
         # The table already holds the truth; the group mirror is for lag tooling and migration.
-        try:
-            commit_group_offsets(self.client_conf, self.config.group_id, covered)
-        except Exception as exc:  # noqa: BLE001 - a failed mirror must not fail a committed cycle
-            log.warning("Could not commit offsets to consumer group %s: %s", self.config.group_id, exc)
+        self.group_mirror.mirror(covered)
+        report.group_mirror_lag = self.group_mirror.lag
 

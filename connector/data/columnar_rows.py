@@ -15,6 +15,8 @@ headers), and they are skipped after it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pyarrow as pa
 
 from connector.api.declined import Declined
@@ -132,7 +134,8 @@ class ColumnarRows:
         """The decoded rows of ``batch`` (tombstones included) through the typed batch SMTs, to every table."""
         batch_chain = self.strategy.batch_chain
         assert batch_chain is not None  # chosen with the strategy
-        view = RecordBatchView.from_raw(batch, Values(decoded.values, schema=decoded.connect_schema), raw=False)
+        view = replace(RecordBatchView.from_raw(batch, Values(decoded.values, schema=decoded.connect_schema),
+                                                raw=False), tombstone=batch.column("value").is_null())
         try:
             view = batch_chain.apply(view)
         except Declined as declined:

@@ -70,6 +70,7 @@ from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
 from connector.data import coercion, temporal
 from connector.data.json_payloads import newline_joined
+from connector.data.json_screen import check_lax_tokens
 from connector.data.record_converter import (
     ConversionResult,
     RecordConversionError,
@@ -84,6 +85,7 @@ log = logging.getLogger(__name__)
 NUMBER, STRING = "number", "string"
 _KIND_CHANGE = re.compile(r"Column\(/([^/)]*)\) changed from (\w+) to (\w+)")
 _EXACT_DOUBLE_LIMIT = 2.0**53
+_LONG_LIMIT = 2.0**63
 _INT32 = (-(2**31), 2**31 - 1)
 _OPEN_BRACE, _NEWLINE, _CARRIAGE_RETURN = ord("{"), ord("\n"), ord("\r")
 
@@ -134,7 +136,7 @@ def _exact(iceberg_type: IcebergType, target: pa.DataType, strict: bool) -> tupl
     if isinstance(iceberg_type, IntegerType):
         return pa.int64(), _to_int32
     if isinstance(iceberg_type, DoubleType):
-        return pa.float64(), _identity
+        return pa.float64(), _as_jackson_reads
     if isinstance(iceberg_type, FloatType):
         return pa.float64(), _to_float32
     if isinstance(iceberg_type, StringType):
@@ -221,7 +223,20 @@ def _to_int32(parsed: pa.Array) -> pa.Array:
 
 
 def _to_float32(parsed: pa.Array) -> pa.Array:
-    return parsed.cast(pa.float32(), safe=False)
+    return _as_jackson_reads(parsed).cast(pa.float32(), safe=False)
+
+
+def _as_jackson_reads(parsed: pa.Array) -> pa.Array:
+    """Doubles pyarrow read where JsonConverter reads the same number: no -0.0 (Jackson's exact
+    decimals have no negative zero), nothing from 2**63 on (an integer token there is a long to
+    JsonConverter, wrapped to its low 64 bits; a double token is rare and goes per record too)."""
+    if parsed.null_count == len(parsed):
+        return parsed
+    if _max_abs(parsed) >= _LONG_LIMIT:
+        raise Declined("a number from 2**63 on (an integer JsonConverter wraps)")
+    if _has_negative_zero(parsed):
+        raise Declined("-0.0 (JsonConverter reads 0.0)")
+    return parsed
 
 
 def _millis_to(parsed: pa.Array, target: pa.DataType) -> pa.Array:
@@ -732,10 +747,10 @@ def _joined_lines(values: pa.Array) -> pa.Buffer:
 
     Declined unless each value is one line starting with ``{`` (pyarrow skips
     empty lines and reads ``{..} {..}`` as two rows: with every line non-empty,
-    "as many rows as values" then means one object per value), and unless the
-    text is valid UTF-8 (pyarrow's reader would keep invalid strings, the
-    per-record JSON reader rejects them). Checked on Arrow's buffers, with no
-    Python object per value.
+    "as many rows as values" then means one object per value), and when the
+    text holds what pyarrow's reader takes and JsonConverter refuses
+    (:mod:`connector.data.json_screen`: ``NaN``, invalid UTF-8, ...). Checked
+    on Arrow's buffers, with no Python object per value.
     """
     if values.null_count:
         raise Declined("a null value")
@@ -746,10 +761,7 @@ def _joined_lines(values: pa.Array) -> pa.Buffer:
     if (not np.all(text[starts[:-1]] == _OPEN_BRACE) or np.count_nonzero(text == _NEWLINE) != len(values)
             or np.count_nonzero(text == _CARRIAGE_RETURN)):
         raise Declined("not one single-line JSON object per value")
-    try:
-        values.cast(pa.string())  # validates UTF-8; no copy
-    except pa.ArrowInvalid:
-        raise Declined("invalid UTF-8") from None
+    check_lax_tokens(lines, int(np.max(np.diff(starts))), "in a value")
     return lines
 
 
@@ -889,6 +901,11 @@ def _check_doubles(array: pa.Array) -> None:
     elif pa.types.is_floating(kind) and array.null_count != len(array):
         if not pc.all(pc.is_finite(array)).as_py() or _max_abs(array) >= _EXACT_DOUBLE_LIMIT:
             raise Declined("number pyarrow reads differently")
-        zeros = array.filter(pc.fill_null(pc.equal(array, 0.0), False))
-        if len(zeros) and pc.any(pc.equal(zeros.view(pa.int64()), _NEGATIVE_ZERO_BITS)).as_py():
+        if _has_negative_zero(array):
             raise Declined("-0.0 (JsonConverter reads 0.0)")
+
+
+def _has_negative_zero(array: pa.Array) -> bool:
+    """Whether a float64 array holds -0.0 (equal to 0.0: told apart by its bits)."""
+    zeros = array.filter(pc.fill_null(pc.equal(array, 0.0), False))
+    return bool(len(zeros)) and bool(pc.any(pc.equal(zeros.view(pa.int64()), _NEGATIVE_ZERO_BITS)).as_py())

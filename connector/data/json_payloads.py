@@ -11,10 +11,9 @@ The JSON rules, where Arrow's reader is laxer than Jackson or Python's
 ``json`` (else the batch declines, :class:`Declined`):
 
 * no byte below 0x20 in a payload (line breaks would split documents; raw
-  control characters in strings), no ``NaN``/``Infinity``, no number longer
-  than 1,000 characters or with a three-digit negative exponent (a negative
-  underflow is a negative zero per record), valid UTF-8, exactly one JSON
-  value per payload;
+  control characters in strings), none of the tokens Arrow reads and Jackson
+  refuses or reads differently (:mod:`connector.data.json_screen`: ``NaN``,
+  ``Infinity``, over-long numbers, ...), exactly one JSON value per payload;
 * every token the reader reads is of the JSON kind the schema asks for (the
   reader refuses a string for a number, a number for a string, ``1.0`` for an
   integer, a key given twice, ...), integers fit their Connect type, a
@@ -27,7 +26,6 @@ The JSON rules, where Arrow's reader is laxer than Jackson or Python's
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -37,11 +35,8 @@ import pyarrow.json as pa_json
 
 from connector.api.declined import Declined
 from connector.api.schema import Schema, Type
+from connector.data.json_screen import check_lax_tokens
 
-_NON_FINITE = re.compile(rb"[:,\[] *-?(?:NaN|Inf)")
-_MAX_NUMBER_LENGTH = 1000  # Jackson's StreamReadConstraints: longer (floating-point) numbers are errors
-_LONG_NUMBER = re.compile(rb"[0-9.eE+-]{%d}" % (_MAX_NUMBER_LENGTH + 1))
-_TINY_NUMBER = re.compile(rb"[0-9][eE]-[0-9]{3}")  # may underflow to a signed zero, which Jackson keeps
 _INT_RANGES = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32}
 POSITIVE_ZEROS, DECLINE_NEGATIVE_ZEROS = "positive", "decline"
 _PRIMITIVES = {
@@ -81,37 +76,8 @@ def payload_lines(values: pa.Array, start: int, *, closing: bool) -> pa.Buffer:
     if len(text) and text.min() < 0x20:
         raise Declined("a control character or line break in a payload")
     lines, _ = newline_joined(payloads)
-    _check_lax_tokens(lines, np.frombuffer(lines, dtype=np.uint8), int(np.max(np.diff(offsets))))
+    check_lax_tokens(lines, int(np.max(np.diff(offsets))), "in a payload")
     return lines
-
-
-def _check_lax_tokens(lines: pa.Buffer, block: np.ndarray, longest: int) -> None:
-    """Declined on what Arrow's reader accepts and Jackson refuses (in any field, read or not).
-
-    ``block`` is ``lines`` as bytes of numpy: the regular expressions run only where it holds
-    their first letters (one vectorised scan each instead of a text search per pattern).
-    """
-    if (_holds(block, b"NaN") or _holds(block, b"Inf")) and _NON_FINITE.search(lines):
-        raise Declined("NaN or Infinity in a payload")
-    if longest > _MAX_NUMBER_LENGTH and _LONG_NUMBER.search(lines):
-        raise Declined(f"a number longer than {_MAX_NUMBER_LENGTH} characters in a payload")
-    if (_holds(block, b"e-") or _holds(block, b"E-")) and _TINY_NUMBER.search(lines):
-        raise Declined("a number with a three-digit negative exponent in a payload")
-    whole = pa.Array.from_buffers(pa.binary(), 1, [None, pa.array([0, lines.size], pa.int32()).buffers()[1], lines])
-    try:
-        whole.cast(pa.string())
-    except pa.ArrowInvalid as exc:
-        raise Declined("invalid UTF-8 in a payload") from exc
-
-
-def _holds(block: np.ndarray, token: bytes) -> bool:
-    """Whether ``token`` occurs in ``block``: the positions of its first byte, then the bytes after them."""
-    starts = np.flatnonzero(block[:len(block) - len(token) + 1] == token[0])
-    for shift, byte in enumerate(token[1:], start=1):
-        if len(starts) == 0:
-            return False
-        starts = starts[block[starts + shift] == byte]
-    return len(starts) > 0
 
 
 def read_rows(lines: pa.Buffer, row_type: pa.StructType, count: int) -> pa.StructArray:

@@ -9,11 +9,12 @@ mask over the batch, or None when no value looks bad.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from connector.api.errors import DataException
+from connector.data.json_screen import json_converter_value
 
 FRAME_BYTES = 5  # Confluent's wire format: magic byte 0, then a 4-byte schema id
 
@@ -29,7 +30,7 @@ def not_registry_framed(values: pa.Array) -> np.ndarray | None:
 
 def not_json_objects(values: pa.Array, thorough: bool) -> np.ndarray | None:
     """Present values that are not one JSON object: ``{`` … ``}`` on one line (column-wise) or,
-    ``thorough``, not parsing to an object at all (``json.loads``, per value)."""
+    ``thorough``, not parsing to an object at all (as JsonConverter reads them, per value)."""
     flags = _not_parsing_to_objects(values) if thorough else _not_one_line_objects(values)
     return flags if flags.any() else None
 
@@ -40,8 +41,8 @@ def _not_parsing_to_objects(values: pa.Array) -> np.ndarray:
         if value is None:
             continue
         try:
-            flags[i] = not isinstance(json.loads(value), dict)
-        except (ValueError, RecursionError):
+            flags[i] = not isinstance(json_converter_value(value), dict)
+        except DataException:  # what JsonConverter refuses: NaN, ...
             flags[i] = True
     return flags
 

@@ -20,7 +20,6 @@ dead-letter queue, never both.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional
 
 import numpy as np
@@ -32,6 +31,7 @@ from connector.config.sink_config import SinkConfig
 from connector.data.cdc_ops import row_changes
 from connector.data.collapse import positions_table
 from connector.data.errant import SINK_TASK_CLASS, TASK_PUT, ErrorHandler, mark
+from connector.data.json_screen import json_converter_value
 from connector.data.record_converter import RecordConversionError, name_mapping_of
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
@@ -217,20 +217,18 @@ class TableConversion:
 def _sample(rows: TableRows, skip_bad: bool = False) -> tuple[Any, Any, str]:
     """(value, Connect schema, where) of the first row, from which a new table's schema is derived.
 
-    ``skip_bad`` (error tolerance): the first raw JSON row that is an object (the bad ones are
-    reported when the rows are converted).
+    ``skip_bad`` (error tolerance): the first raw JSON row that is an object as JsonConverter reads
+    it (the bad ones are reported when the rows are converted). Declined when there is none.
     """
     if rows.form == RECORDS:
         record = rows.values[0]
         return record.value, record.value_schema, record.describe()
-    first_error: tuple[str, Exception] | None = None
     for index in range(len(rows) if skip_bad else 1):
         try:
-            value = json.loads(rows.values[index].as_py())
-        except (ValueError, RecursionError) as exc:
-            first_error = first_error or (rows.where(index), exc)
+            value = json_converter_value(rows.values[index].as_py())
+        except DataException:
             continue
-        if isinstance(value, dict) or not skip_bad:
+        if isinstance(value, dict):
             return value, None, rows.where(index)
-    where, error = first_error if first_error is not None else (rows.where(0), ValueError("no JSON object"))
-    raise DataException(f"An error occurred converting record, {where}: invalid JSON: {error}") from error
+    # The per-record path fails for the row (or sends it to the DLQ) and samples the next good one.
+    raise Declined("no JSON object JsonConverter reads to sample a new table from")

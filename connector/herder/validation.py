@@ -28,7 +28,7 @@ from connector.config.icefloe_config import ICEFLOE_CONFIG
 from connector.config.no_effect import no_effect_warnings
 from connector.config.providers import ConfigProviders
 from connector.config.sink_config import is_known_key
-from connector.herder.errors import NotFoundError
+from connector.herder.errors import BadRequestError, NotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -225,6 +225,24 @@ def plugin_config_keys(plugin: str) -> list[dict]:
     run = _Validation({}, {})
     run.declare_all(config_def)
     return [entry.info()["definition"] for entry in run.entries.values()]
+
+
+def require_known_connector(config: Mapping[str, Any]) -> None:
+    """Connect looks the connector class up before it validates a config: an unknown class is its
+    own error, which lists the connectors the worker has (Connect's 500, a 400 here)."""
+    name = config.get(CONNECTOR_CLASS)
+    if name and not is_iceberg_connector(name):
+        from connector.rest.plugins import connector_plugins
+
+        available = ", ".join(_plugin_desc(plugin["class"], plugin["version"]) for plugin in connector_plugins())
+        raise BadRequestError(f"Failed to find any class that implements Connector and which name matches {name}, "
+                              f"available connectors are: {available}")
+
+
+def _plugin_desc(class_name: str, version: str) -> str:
+    """Connect's ``PluginDesc.toString()`` of a sink connector on the class path."""
+    return (f"PluginDesc{{klass=class {class_name}, name='{class_name}', version='{version}', "
+            f"encodedVersion={version}, type=sink, typeName='sink', location='classpath'}}")
 
 
 def is_iceberg_connector(name: str) -> bool:

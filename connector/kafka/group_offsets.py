@@ -10,19 +10,30 @@ Both calls are AdminClient requests (OffsetCommit through
 ``list_consumer_group_offsets``), the same ones ``kafka-consumer-groups
 --reset-offsets`` / ``--describe`` send: no JoinGroup, so no rebalance wait
 (Tansu 0.6 makes a new group wait ~23 s). Like that tool, a commit is
-refused by the broker while the group has active members (a Kafka Connect
-worker still running the connector).
+refused by the broker while the group has members (:func:`group_occupied`):
+a Kafka Connect worker still running the connector, or one that was killed
+and whose member the broker has not expired yet (real Kafka expires it after
+its ``session.timeout.ms``, 45 s by default; Tansu 0.6 keeps it until a
+rebalance).
+
+:func:`commit_as_member` commits the way that works while a killed worker's
+member lingers: it joins the group, which makes the broker rebalance and drop
+the member that does not rejoin, commits with the generation it got, and
+leaves, so the group is empty again. It takes the group's partitions for a
+moment, so it is only for a group whose worker is known to be gone (a
+takeover of a stopped Java sink).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connector.kafka.client_config import admin_config_from
+from connector.kafka.client_config import admin_config_from, reader_config
 from connector.kafka.offsets import TopicPartition
 
 
@@ -47,6 +58,56 @@ def commit_group_offsets(
     )
     result = futures[group_id].result(timeout=timeout)
     _raise_partition_errors(group_id, result.topic_partitions or [], "commit offsets of")
+
+
+#: What an OffsetCommit without a member gets while the group has members.
+_OCCUPIED = {KafkaError.UNKNOWN_MEMBER_ID, KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS}
+
+
+def group_occupied(exc: BaseException) -> bool:
+    """Whether ``exc`` is the broker refusing a commit because the group has members."""
+    return isinstance(exc, KafkaException) and exc.args[0].code() in _OCCUPIED
+
+
+def commit_as_member(
+    client_conf: Mapping[str, object],
+    group_id: str,
+    offsets: Mapping[TopicPartition, int],
+    *,
+    timeout: float = 60.0,
+) -> float:
+    """Commit ``offsets`` to ``group_id`` as a member of it: join, commit, leave; the seconds it took.
+
+    Joining waits for the rebalance, which ends when the members that do not
+    rejoin are dropped (a killed worker's): raises :class:`KafkaException` when
+    it has not ended within ``timeout``. The partitions this member is given
+    are paused at once: it reads nothing.
+    """
+    began = time.monotonic()
+    conf = reader_config(client_conf, {"group.id": group_id, "enable.auto.commit": False,
+                                       "enable.auto.offset.store": False, "enable.partition.eof": False})
+    consumer = Consumer(conf)
+    joined: list[bool] = []
+
+    def on_assign(member: Consumer, partitions: list) -> None:
+        member.pause(partitions)
+        joined.append(True)
+
+    try:
+        consumer.subscribe(sorted({topic for topic, _ in offsets}), on_assign=on_assign)
+        while not joined:
+            if time.monotonic() - began > timeout:
+                raise KafkaException(KafkaError(KafkaError._TIMED_OUT, f"Could not join group {group_id} within "
+                                                f"{timeout:.0f} s to commit its offsets: its members did not "
+                                                "leave"))
+            consumer.poll(0.2)
+        request = [KafkaTopicPartition(topic, partition, offset)
+                   for (topic, partition), offset in sorted(offsets.items())]
+        _raise_partition_errors(group_id, consumer.commit(offsets=request, asynchronous=False) or [],
+                                "commit offsets of")
+    finally:
+        consumer.close()  # LeaveGroup: the group is empty again
+    return time.monotonic() - began
 
 
 def read_group_offsets(

@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 
 from connector.api.java.value_of import java_str
 from connector.herder.errors import BadRequestError, ConnectRestError, NotFoundError
-from connector.herder.validation import invalid_config_message
+from connector.herder.validation import invalid_config_message, require_known_connector
 from connector.rest import plugins
 from connector.rest.errors import install_error_handlers
 from connector.rest.loggers import Loggers
@@ -211,13 +211,15 @@ def _connector_routes(app: FastAPI, herder: HerderApi) -> None:
     async def create_connector(request: Request) -> Any:
         body = await _json_object(request, _CREATE_SHAPE)
         name = body.get("name")
-        if name is None or isinstance(name, (dict, list)):
-            raise BadRequestError(f"Missing connector name in the request body: {_CREATE_SHAPE}")
-        name = _text(name).strip()
+        if isinstance(name, (dict, list)):
+            raise BadRequestError(f"Invalid connector name in the request body: {_CREATE_SHAPE}")
+        # As Connect: no name is the empty name, which the config's validation then refuses by its key.
+        name = "" if name is None else _text(name).strip()
         if body.get("config") is None:
             raise BadRequestError(f"Missing connector config in the request body: {_CREATE_SHAPE}")
         config = _string_map(body["config"], "The connector config")
         _check_name(name, config)
+        require_known_connector(config)
         state = body.get("initial_state")
         if state is not None:
             if not isinstance(state, str) or state.upper() not in INITIAL_STATES:
@@ -244,6 +246,7 @@ def _connector_routes(app: FastAPI, herder: HerderApi) -> None:
     async def put_config(name: str, request: Request) -> Any:
         config = _string_map(await _json_object(request, "expected the connector config"), "The connector config")
         _check_name(name, config)
+        require_known_connector(config)
         created, info = await _call(herder.put_connector_config, name, config)
         if created:
             return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})

@@ -78,6 +78,10 @@ from connector.takeover.groups import resume_groups
 
 log = logging.getLogger(__name__)
 
+#: How long a takeover waits to join a group a killed Java worker is still a member of: beyond Connect's
+#: consumer session timeout (45 s by default), after which real Kafka drops the member anyway.
+MEMBER_COMMIT_TIMEOUT = 60.0
+
 
 class TakeoverError(ConnectException):
     """The control topic does not say where a partition resumes."""
@@ -111,6 +115,7 @@ class TakeoverPlan:
     resume: dict[TopicPartition, int]
     events: int = 0
     groups: list[str] = field(default_factory=list)  # the Java groups whose events were read
+    group_outcomes: dict[str, str] = field(default_factory=dict)  # consumer group → how setting it went
 
     @property
     def found_events(self) -> bool:
@@ -130,6 +135,24 @@ class TakeoverPlan:
         lines.append("resume from " + (", ".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(self.resume.items()))
                                        or "the consumer group"))
         return "\n".join(lines)
+
+
+    def summary(self) -> str:
+        """What the takeover found and did, in one line (after :func:`apply`)."""
+        files = sum(len(f) for c in self.commits for f in c.tables.values())
+        parts = [f"{self.events} event(s) on control topic {self.control_topic} from {_positions(self.control_start)} "
+                 f"to {_positions(self.control_end)}",
+                 f"{len(self.commits)} complete Java commit(s) finished ({files} file(s) added)"]
+        if self.incomplete:
+            parts.append("in-flight Java commit " + ", ".join(
+                f"{commit_id} ({count} file(s) not committed)" for commit_id, count in sorted(self.incomplete.items()))
+                + ": its records are read again")
+        else:
+            parts.append("no in-flight Java commit")
+        parts.append("resume from " + (", ".join(f"{t}[{p}]@{o}" for (t, p), o in sorted(self.resume.items()))
+                                       or "the consumer group"))
+        parts += [f"consumer group {group} {outcome}" for group, outcome in self.group_outcomes.items()]
+        return "; ".join(parts)
 
 
 def _positions(offsets: Mapping[int, int]) -> str:
@@ -337,8 +360,6 @@ def _planned(catalog, config: SinkConfig, held: dict, group: str, commit_id: uui
 
 def apply(catalog, config: SinkConfig, client_conf: Mapping[str, object], takeover: TakeoverPlan) -> None:
     """Commit the plan's complete commits, record where each table resumes, mirror it to the group."""
-    from connector.kafka.group_offsets import commit_group_offsets
-
     java = java_keys(config)
     fence = Fence(start={})
     touched: set[str] = set()
@@ -382,10 +403,30 @@ def apply(catalog, config: SinkConfig, client_conf: Mapping[str, object], takeov
     if not takeover.resume:
         return
     for group in resume_groups(config):  # Tabular's group too: it is read first
-        try:
-            commit_group_offsets(client_conf, group, takeover.resume)
-        except (KafkaException, ConnectException) as exc:  # the tables already hold the positions
-            log.warning("Could not set consumer group %s to the takeover's offsets: %s", group, exc)
+        takeover.group_outcomes[group] = _set_group(client_conf, group, takeover.resume)
+
+
+def _set_group(client_conf: Mapping[str, object], group: str, offsets: Mapping[TopicPartition, int]) -> str:
+    """Set ``group`` to where the tables resume; what happened, for the takeover's line.
+
+    A Java worker killed without leaving the group is still a member of it until the broker expires
+    its session (Tansu: until a rebalance), and the broker refuses a commit from outside the group
+    meanwhile: the Java sink is stopped, so icefloe joins the group to commit (the rebalance drops the
+    dead member) and leaves it empty, which every later cycle's mirror needs.
+    """
+    from connector.kafka.group_offsets import commit_as_member, commit_group_offsets, group_occupied
+
+    try:
+        commit_group_offsets(client_conf, group, offsets)
+        return "set"
+    except (KafkaException, ConnectException) as exc:  # the tables already hold the positions
+        if not group_occupied(exc):
+            return f"not set ({exc}); the cycles' mirror retries it"
+    try:
+        seconds = commit_as_member(client_conf, group, offsets, timeout=MEMBER_COMMIT_TIMEOUT)
+    except (KafkaException, ConnectException) as exc:
+        return f"not set: it still has a member ({exc}); the cycles' mirror retries it"
+    return f"set by joining it ({seconds:.0f} s): a member of the stopped Java sink was still registered"
 
 
 def _data_file(table, info: DataFileInfo) -> DataFile:
@@ -447,7 +488,10 @@ def take_over_if_needed(catalog, config: SinkConfig, client_conf: Mapping[str, o
             return None
     takeover = plan(catalog, config, client_conf, source_partitions)
     if not takeover.found_events:
+        log.info("Takeover: no event of this connector on control topic %s: no Java commit to finish, no "
+                 "in-flight Java commit", takeover.control_topic)
         return None
-    log.info("Taking over from the Java sink:\n%s", takeover.describe())
+    log.debug("Taking over from the Java sink:\n%s", takeover.describe())
     apply(catalog, config, client_conf, takeover)
+    log.info("Takeover of the Java sink: %s", takeover.summary())
     return takeover

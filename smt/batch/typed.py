@@ -6,8 +6,12 @@ registry schema, say). The array is a struct array in the representation
 ``connector/data/typed_batch.py`` reads: INT8/16/32 as int32, Date as int32
 days, Time as int32 milliseconds of the day, Timestamp as int64 milliseconds,
 STRUCT as struct, ARRAY as list. A
-null row is a tombstone: per record its value *and* schema are null, so the
-SMTs take their schemaless branch for it.
+null row is a tombstone (per record its value *and* schema are null, so the
+SMTs take their schemaless branch for it) where the view's ``tombstone``
+column says so; other null rows are nulls ExtractField took out of Structs,
+which keep the schema, and an SMT that checks a schema whatever the value
+(TimestampConverter, SetSchemaMetadata) checks theirs too
+(:meth:`~smt.batch.view.RecordBatchView.carries_schema`).
 
 Each form follows the SMT's ``apply_with_schema``. The new schema comes from
 the SMT's own schema code (``updated_schema``, with its cache), so it is
@@ -36,7 +40,15 @@ from connector.api.schema import Schema, Type, validate_value
 from smt.batch import typed_cast, typed_structure, typed_timestamp
 from smt.batch.kernels import empty_lists_like, has_values, like
 from smt.batch.transforms import BatchTransform, FilterBatch, RegexRouterBatch, TimestampRouterBatch
-from smt.batch.typed_rules import lookup, null_mask, register_typed, schema_of, struct_fields, typed_view
+from smt.batch.typed_rules import (
+    check_nulls_keep_schema,
+    lookup,
+    null_mask,
+    register_typed,
+    schema_of,
+    struct_fields,
+    typed_view,
+)
 from smt.batch.view import RecordBatchView, Values, constant
 from smt.transforms import (
     extract_field,
@@ -74,6 +86,7 @@ class InsertFieldTyped(BatchTransform):
             return view  # every value is null: the records are unchanged
         schema, columns = struct_fields(view.value, insert_field.PURPOSE)
         updated = schema_of(smt.updated_schema, schema, "inserting fields")
+        check_nulls_keep_schema(view, updated)
         inserted = self._inserted(view)
         arrays = [columns[f.name] if f.name in columns else inserted[f.name] for f in updated.fields()]
         for field in updated.fields():
@@ -109,6 +122,7 @@ class ReplaceFieldTyped(BatchTransform):
             return view
         schema, columns = struct_fields(view.value, replace_field.PURPOSE)
         updated = schema_of(smt.updated_schema, schema, "renaming fields")
+        check_nulls_keep_schema(view, updated)
         names = [f.name for f in updated.fields()]
         sources = [smt.reverse_renamed(name) for name in names]
         missing = [source for source in sources if source not in columns]

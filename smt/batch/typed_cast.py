@@ -25,7 +25,15 @@ from connector.api.logical import MILLIS_PER_DAY, Date, Time, Timestamp, logical
 from connector.api.schema import Schema, Type
 from smt.batch.kernels import has_values, map_distinct
 from smt.batch.transforms import BatchTransform, cast_array
-from smt.batch.typed_rules import null_mask, plain, register_typed, schema_of, struct_fields, typed_view
+from smt.batch.typed_rules import (
+    check_nulls_keep_schema,
+    null_mask,
+    plain,
+    register_typed,
+    schema_of,
+    struct_fields,
+    typed_view,
+)
 from smt.batch.view import RecordBatchView, Values
 from smt.transforms import cast
 
@@ -46,6 +54,7 @@ class CastTyped(BatchTransform):
         if values.schema is None:
             raise Declined("Cast: values without a schema")
         updated = schema_of(smt.updated_schema, values.schema, "casting the schema")
+        check_nulls_keep_schema(view, updated)
         if smt.whole_value_cast_type is not None:
             array = cast_typed(values.array, values.schema, smt.whole_value_cast_type)
             return view.with_value(Values(array, schema=updated))

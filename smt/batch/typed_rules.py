@@ -66,6 +66,17 @@ def check_no_hidden_defaults(schema: Schema, columns: dict[str, pa.Array], array
             raise Declined(f"a null where field {field.name} has a default")
 
 
+def check_nulls_keep_schema(view: RecordBatchView, updated: Schema) -> None:
+    """Declined where nulls with a schema would keep the old one beside values given ``updated``.
+
+    The SMTs that pass a null value through unchanged (Cast, InsertField, ...) leave it its schema,
+    and one view holds one schema: a later stage that checks the schema of a null (TimestampConverter,
+    ExtractField) would read the wrong one.
+    """
+    if updated != view.value.schema and view.has_nulls_with_schema():
+        raise Declined("nulls keeping their schema beside values with the new one")
+
+
 def null_mask(array: pa.Array) -> pa.Array | None:
     return array.is_null() if array.null_count else None
 

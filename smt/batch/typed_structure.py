@@ -16,7 +16,14 @@ from connector.api.declined import Declined
 from connector.api.schema import Schema, Type
 from smt.batch.kernels import has_values
 from smt.batch.transforms import BatchTransform
-from smt.batch.typed_rules import null_mask, register_typed, schema_of, struct_fields, typed_view
+from smt.batch.typed_rules import (
+    check_nulls_keep_schema,
+    null_mask,
+    register_typed,
+    schema_of,
+    struct_fields,
+    typed_view,
+)
 from smt.batch.view import RecordBatchView, Values
 from smt.transforms import flatten, set_schema_metadata
 
@@ -29,6 +36,7 @@ class FlattenTyped(BatchTransform):
             return view  # Flatten returns a record with a null value unchanged
         schema, columns = struct_fields(values, flatten.PURPOSE)
         updated = schema_of(self.transformation.updated_schema, schema, "flattening the schema")
+        check_nulls_keep_schema(view, updated)
         leaves: list[pa.Array] = []
         _leaves(schema, columns, leaves)
         return typed_view(view, updated, [f.name for f in updated.fields()], leaves, null_mask(values.array))
@@ -50,7 +58,7 @@ class SetSchemaMetadataTyped(BatchTransform):
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
         values = view.value
-        if not has_values(values.array):
+        if not view.carries_schema():
             return view  # a tombstone has no schema: SetSchemaMetadata returns it unchanged
         if values.schema is None:
             raise Declined("SetSchemaMetadata: values without a schema")

@@ -49,7 +49,8 @@ class TimestampConverterTyped(BatchTransform):
     def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
         values = view.value
-        if not has_values(values.array):
+        # A null with a schema is converted with it (the schema must be a timestamp type, or a Struct).
+        if not view.carries_schema():
             return view  # tombstones take the schemaless branch: they stay null
         if values.schema is None:
             raise Declined("TimestampConverter: values without a schema")

@@ -234,6 +234,10 @@ class RecordBatchView:
     original_topic: pa.Array = field(default=None)
     original_partition: pa.Array = field(default=None)
     raw_value: pa.Array | None = None  # the values' JSON text, to tell JSON integers from floats
+    # Typed views: true where the record is a tombstone (no value and no schema). A null value that is
+    # not one carries ``value.schema`` (a null field ExtractField took out of a Struct), and the SMTs
+    # treat the two differently. None: every null value is a tombstone (what the decoders give).
+    tombstone: pa.Array | None = None
 
     def __post_init__(self) -> None:
         if self.original_topic is None:
@@ -275,7 +279,20 @@ class RecordBatchView:
         }
         if self.raw_value is not None:
             columns["raw_value"] = self.raw_value
+        if self.tombstone is not None:
+            columns["tombstone"] = self.tombstone
         return columns
+
+    def carries_schema(self) -> bool:
+        """Whether some record has ``value.schema``: a non-null value, or a null one that is no tombstone."""
+        return has_rows(self.value.array) or self.has_nulls_with_schema()
+
+    def has_nulls_with_schema(self) -> bool:
+        """Whether some null value is no tombstone (it has ``value.schema``)."""
+        array = self.value.array
+        if self.tombstone is None or not array.null_count:
+            return False
+        return bool(pc.any(pc.and_(array.is_null(), pc.invert(self.tombstone))).as_py())
 
     def is_loose(self, name: str) -> bool:
         """Whether field ``name`` of the (map) values may hold floats that were JSON integers.
@@ -354,8 +371,8 @@ def concat_views(parts: Iterable[RecordBatchView]) -> RecordBatchView:
 
 
 def _common_schema(parts: list[RecordBatchView]) -> Any:
-    """The Connect schema of the parts' non-null values; Declined if they differ (one schema per batch)."""
-    schemas = [p.value.schema for p in parts if has_rows(p.value.array)] or [parts[0].value.schema]
+    """The Connect schema of the parts' records that have one; Declined if they differ (one schema per batch)."""
+    schemas = [p.value.schema for p in parts if p.carries_schema()] or [parts[0].value.schema]
     if any(schema != schemas[0] for schema in schemas[1:]):
         raise Declined("rows with different schemas after a stage with a predicate")
     return schemas[0]

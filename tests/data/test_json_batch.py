@@ -362,6 +362,21 @@ def test_convert_fast_and_convert_struct_raise_the_reason() -> None:
     assert converter.declines == {}  # only convert() counts: it is the one that falls back
 
 
+@pytest.mark.parametrize("value, reason", [
+    (b'{"id": 1, "other":\tNaN}', "NaN or Infinity in a value"),
+    (b'{"id": 1, "other": [1, -Infinity]}', "NaN or Infinity in a value"),
+    (b'{"id": 1, "amount": -0.0}', "-0.0 (JsonConverter reads 0.0)"),
+    (b'{"id": 1, "amount": 12345678901234567890123}', "a number from 2**63 on (an integer JsonConverter wraps)"),
+    (b'{"id": 1, "amount": -1e-400}', "a number with a three-digit negative exponent in a value"),
+])
+def test_convert_fast_declines_what_json_converter_refuses_or_reads_otherwise(value, reason) -> None:
+    """Kafka's JsonConverter, not json.loads, is the reference here: the pipeline's per-record path."""
+    converter = JsonBatchConverter(SMALL, evolve=False)
+    with pytest.raises(Declined) as declined:
+        converter.convert_fast(pa.array([b'{"id": 0, "amount": 1.5}', value], pa.binary()))
+    assert declined.value.reason == reason
+
+
 def test_parse_json_objects_raises_the_reason() -> None:
     with pytest.raises(Declined, match="^a key holds values of different JSON kinds$"):
         parse_json_objects(pa.array([b'{"a": 1}', b'{"a": "x"}'], pa.binary()))

@@ -16,6 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from connector.rest.app import create_app
+from connector.rest.plugins import version
 from tests.rest.fake_herder import WORKER_ID, FakeHerder
 from tests.rest.log_levels import log_levels_restored
 
@@ -87,6 +88,10 @@ def exchange_steps(config: dict[str, str], topic: str, root: Any) -> list[Step]:
     ("create-no-name", "POST", "/connectors", {"name": "", "config": config}, 400,
      error(400, "Connector configuration is invalid and contains the following 1 error(s):\n"
                 "Invalid value  for configuration name: String may not be empty" + INVALID_TAIL), None),
+    # Connect reads an absent name as the empty one (its recorded step sent none; the text is the same)
+    ("create-no-name-key", "POST", "/connectors", {"config": config}, 400,
+     error(400, "Connector configuration is invalid and contains the following 1 error(s):\n"
+                "Invalid value  for configuration name: String may not be empty" + INVALID_TAIL), None),
     ("create-name-mismatch", "POST", "/connectors", {"name": "rest-sbs-a", "config": named("rest-sbs-b")}, 400,
      '{"error_code":400,"message":"Connector name configuration (rest-sbs-b) doesn\'t match connector name in '
      'the URL (rest-sbs-a)"}', None),
@@ -96,10 +101,12 @@ def exchange_steps(config: dict[str, str], topic: str, root: Any) -> list[Step]:
      error(400, 'Missing connector config in the request body: expected {"name": "...", "config": {...}}'), None),
     ("create-unknown-class", "POST", "/connectors",
      {"name": "rest-sbs-u", "config": {**config, "connector.class": "com.example.NoSuchConnector"}}, 400,
-     error(400, "Connector configuration is invalid and contains the following 1 error(s):\n"
-                "Invalid value com.example.NoSuchConnector for configuration connector.class: icefloe runs the "
-                "Iceberg sink; use org.apache.iceberg.connect.IcebergSinkConnector (or "
-                "io.tabular.iceberg.connect.IcebergSinkConnector)" + INVALID_TAIL), None),
+     error(400, "Failed to find any class that implements Connector and which name matches "
+                "com.example.NoSuchConnector, available connectors are: " + ", ".join(
+                    f"PluginDesc{{klass=class {c}, name='{c}', version='{version()}', encodedVersion={version()}, "
+                    "type=sink, typeName='sink', location='classpath'}"
+                    for c in ("io.tabular.iceberg.connect.IcebergSinkConnector",
+                              "org.apache.iceberg.connect.IcebergSinkConnector"))), None),
     ("status-running", "GET", "/connectors/rest-sbs/status", None, 200, running("rest-sbs"), None),
     ("info", "GET", "/connectors/rest-sbs", None, 200, info("rest-sbs", named("rest-sbs")), None),
     ("config", "GET", "/connectors/rest-sbs/config", None, 200, compact(named("rest-sbs")), None),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from connector.api.logical import Date, Time, Timestamp
 from connector.api.schema import Schema, SchemaBuilder
-from tests.smt_batch.typed_harness import check
+from tests.smt_batch.typed_harness import NULLS, check
 
 TARGETS = ["int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string"]
 SOURCES = {
@@ -38,7 +38,7 @@ rows = st.fixed_dictionaries({name: st.none() | values for name, (_, values) in 
 @settings(max_examples=300, deadline=None)
 @given(spec=st.dictionaries(st.sampled_from(list(SOURCES) + ["absent"]), st.sampled_from(TARGETS), min_size=1,
                             max_size=4),
-       values=st.lists(st.none() | rows, min_size=1, max_size=6))
+       values=st.lists(NULLS | rows, min_size=1, max_size=6))
 def test_field_casts_equal_per_record(spec, values):
     outcome = check("Cast$Value", {"spec": ",".join(f"{k}:{v}" for k, v in spec.items())}, SCHEMA, values)
     event(outcome)
@@ -48,7 +48,7 @@ def test_field_casts_equal_per_record(spec, values):
 @given(data=st.data(), source=st.sampled_from(list(SOURCES)), target=st.sampled_from(TARGETS))
 def test_whole_value_casts_equal_per_record(data, source, target):
     schema, values = SOURCES[source]
-    outcome = check("Cast$Value", {"spec": target}, schema, data.draw(st.lists(st.none() | values, min_size=1,
+    outcome = check("Cast$Value", {"spec": target}, schema, data.draw(st.lists(NULLS | values, min_size=1,
                                                                                 max_size=6)))
     event(outcome)
 

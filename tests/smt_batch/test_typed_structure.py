@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from connector.api.logical import Date
 from connector.api.schema import Schema, SchemaBuilder
-from tests.smt_batch.typed_harness import check
+from tests.smt_batch.typed_harness import NULLS, check
 
 PLACE = SchemaBuilder.struct().name("Place").optional().field("city", Schema.STRING_SCHEMA) \
     .field("zip", SchemaBuilder.int32().optional().default_value(7).build()).build()
@@ -21,7 +21,7 @@ rows = st.fixed_dictionaries({"id": st.integers(0, 9), "where": places, "day": s
 
 
 @settings(max_examples=200, deadline=None)
-@given(delimiter=st.sampled_from([".", "_", "__"]), values=st.lists(st.none() | rows, min_size=1, max_size=5))
+@given(delimiter=st.sampled_from([".", "_", "__"]), values=st.lists(NULLS | rows, min_size=1, max_size=5))
 def test_flatten_equals_per_record(delimiter, values):
     event(check("Flatten$Value", {"delimiter": delimiter}, SCHEMA, values))
 
@@ -35,7 +35,7 @@ def test_flatten_names_that_collide_decline():
 @settings(max_examples=100, deadline=None)
 @given(config=st.sampled_from([{"schema.name": "renamed"}, {"schema.version": "4"},
                                {"schema.name": "x", "schema.version": "2", "replace.null.with.default": "false"}]),
-       values=st.lists(st.none() | rows, min_size=1, max_size=5))
+       values=st.lists(NULLS | rows, min_size=1, max_size=5))
 def test_set_schema_metadata_equals_per_record(config, values):
     event(check("SetSchemaMetadata$Value", config, SCHEMA, values))
 

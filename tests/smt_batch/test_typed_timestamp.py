@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from connector.api.logical import Date, Time, Timestamp
 from connector.api.schema import Schema, SchemaBuilder
-from tests.smt_batch.typed_harness import check
+from tests.smt_batch.typed_harness import NULLS, check
 
 MIN_MILLIS, MAX_MILLIS = -62_135_596_800_000, 253_402_300_799_999
 TARGETS = ["string", "unix", "Date", "Time", "Timestamp"]
@@ -35,7 +35,7 @@ configs = st.fixed_dictionaries({"target.type": st.sampled_from(TARGETS), "forma
 
 @settings(max_examples=400, deadline=None)
 @given(config=configs, field=st.sampled_from(list(SOURCES) + ["absent"]),
-       values=st.lists(st.none() | rows, min_size=1, max_size=6))
+       values=st.lists(NULLS | rows, min_size=1, max_size=6))
 def test_field_conversions_equal_per_record(config, field, values):
     event(check("TimestampConverter$Value", {**config, "field": field}, SCHEMA, values))
 
@@ -44,7 +44,7 @@ def test_field_conversions_equal_per_record(config, field, values):
 @given(data=st.data(), config=configs, source=st.sampled_from(list(SOURCES)))
 def test_whole_value_conversions_equal_per_record(data, config, source):
     schema, values = SOURCES[source]
-    event(check("TimestampConverter$Value", config, schema, data.draw(st.lists(st.none() | values, min_size=1,
+    event(check("TimestampConverter$Value", config, schema, data.draw(st.lists(NULLS | values, min_size=1,
                                                                                 max_size=6))))
 
 

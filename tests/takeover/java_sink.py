@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import select
+import signal
+import subprocess
+import sys
 import uuid
 from dataclasses import dataclass, field
 
@@ -132,3 +136,33 @@ class JavaSink:
 
     def commit_complete(self, commit_id: uuid.UUID) -> None:
         self._send(COORDINATOR_PARTITION, CommitComplete(commit_id, None))
+
+
+_MEMBER = """
+import sys, time
+from confluent_kafka import Consumer
+bootstrap, group, topics = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                     "session.timeout.ms": 10000, "heartbeat.interval.ms": 1000})
+consumer.subscribe(topics)
+while not consumer.assignment():
+    consumer.poll(0.2)
+print("joined", flush=True)
+while True:
+    consumer.poll(0.2)
+"""
+
+
+def kill_a_member(bootstrap: str, group: str, topics: list[str], timeout: float = 60.0) -> None:
+    """Leave ``group`` with a member that joined, was given partitions and was then SIGKILLed without
+    leaving, as a Java worker killed mid-stream does (its process, not a thread: a live librdkafka
+    client would heartbeat on and leave when closed)."""
+    member = subprocess.Popen([sys.executable, "-c", _MEMBER, bootstrap, group, ",".join(topics)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([member.stdout], [], [], timeout)
+        assert ready and member.stdout is not None and member.stdout.readline().strip() == "joined", \
+            "the member did not join its group"
+    finally:
+        member.send_signal(signal.SIGKILL)
+        member.wait()

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 
 import pytest
+from confluent_kafka import KafkaException
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
 from connector.channel.offsets import committed_offsets, control_offsets, java_keys
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from connector.kafka.group_offsets import read_group_offsets
-from connector.takeover.replay import plan
+from connector.kafka.group_offsets import commit_group_offsets, group_occupied, read_group_offsets
+from connector.takeover.replay import plan, take_over_if_needed
 from tests.integration.harness import produce_round_robin, run_until_caught_up, sink_props, table_rows, unique
 from tests.support.tansu import create_topic
-from tests.takeover.java_sink import JavaSink
+from tests.takeover.java_sink import JavaSink, kill_a_member
 
 pytestmark = pytest.mark.integration
 
@@ -215,3 +217,51 @@ def test_a_fresh_connector_without_a_control_topic_checks_with_one_metadata_requ
     client = {"bootstrap.servers": kafka_broker.bootstrap}
     assert replay.take_over_if_needed(load_catalog(config.props), config, client, [("t", 0)]) is None
     assert len(requests) == 1
+
+
+def test_a_killed_java_worker_still_in_the_group_is_dropped_and_the_mirror_catches_up(kafka_broker, spark, tmp_path,
+                                                                                    caplog):
+    """The Java worker was killed without leaving its group: the broker refuses commits from outside
+    the group while its member lingers (Tansu keeps it until a rebalance). The takeover joins the group
+    to set it, which drops the dead member, and every cycle after mirrors the tables again."""
+    props, topic, java = _java_history(kafka_broker, tmp_path)
+    config = SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap})
+    conf = {"bootstrap.servers": kafka_broker.bootstrap}
+    kill_a_member(kafka_broker.bootstrap, config.group_id, [topic])
+    with pytest.raises(KafkaException) as refused:  # what every mirror got before
+        commit_group_offsets(conf, config.group_id, {(topic, 0): 1})
+    assert group_occupied(refused.value)
+
+    with caplog.at_level(logging.INFO, logger="connector"):
+        run_until_caught_up(props, kafka_broker.bootstrap, spark)
+
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Takeover of the Java sink: ")]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert "2 complete Java commit(s) finished" in lines[0] and "in-flight Java commit " in lines[0]
+    assert f"consumer group {config.group_id} set by joining it" in lines[0]
+    assert not [r for r in caplog.records if "Could not commit offsets to consumer group" in r.getMessage()]
+    everything = {(topic, 0): PER_PARTITION, (topic, 1): PER_PARTITION}
+    assert read_group_offsets(conf, config.group_id, list(everything)) == everything
+    commit_group_offsets(conf, config.group_id, everything)  # the group is empty again: commits from outside work
+
+
+def test_the_takeover_line_says_when_no_java_commit_was_in_flight(kafka_broker, tmp_path, caplog):
+    topic, control, name = unique("src"), unique("control"), unique("java")
+    create_topic(kafka_broker.bootstrap, topic, partitions=1)
+    create_topic(kafka_broker.bootstrap, control, partitions=1)
+    props = sink_props(name, topic, "db.a", tmp_path, **{"iceberg.control.topic": control})
+    catalog = load_catalog(props)
+    catalog.create_namespace_if_not_exists("db")
+    catalog.create_table("db.a", Schema(NestedField(1, "id", LongType(), required=False)))
+    produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(4)], 1)
+    java = JavaSink(kafka_broker.bootstrap, catalog, name, topic, control, ["db.a"], workers={0: 0})
+    java.worker_round(java.start_commit(), 0, 0, 4, list(range(4)))  # complete; the coordinator never committed
+    config = SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap})
+
+    with caplog.at_level(logging.INFO, logger="connector.takeover"):
+        takeover = take_over_if_needed(catalog, config, {"bootstrap.servers": kafka_broker.bootstrap}, [(topic, 0)])
+
+    assert takeover is not None and takeover.resume == {(topic, 0): 4}
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Takeover of the Java sink: ")]
+    assert "1 complete Java commit(s) finished (1 file(s) added); no in-flight Java commit; resume from " in line
+    assert line.endswith(f"; consumer group {config.group_id} set")

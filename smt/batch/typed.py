@@ -33,11 +33,13 @@ from typing import Any
 
 import pyarrow as pa
 
+import smt.batch.typed_cast as typed_cast
+import smt.batch.typed_structure as typed_structure
+import smt.batch.typed_timestamp as typed_timestamp
 from connector.api.declined import Declined
 from connector.api.errors import ConnectException
 from connector.api.logical import EPOCH, EPOCH_DATE, Date, Timestamp, logical_type_of
 from connector.api.schema import Schema, Type, validate_value
-from smt.batch import typed_cast, typed_structure, typed_timestamp
 from smt.batch.kernels import empty_lists_like, has_values, like
 from smt.batch.transforms import BatchTransform, FilterBatch, RegexRouterBatch, TimestampRouterBatch
 from smt.batch.typed_rules import (

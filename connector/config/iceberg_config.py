@@ -161,8 +161,6 @@ class IcebergConfig:
         return self.upsert_mode or self.cdc_field is not None
 
     def table_config(self, table: str) -> TableConfig:
-        from connector.data.partition_spec import split_partition_by
-
         own = self.table_overrides.get(table, {})
         partition_key = (f"iceberg.table.{table}.partition-by" if "partition-by" in own
                          else "iceberg.tables.default-partition-by")
@@ -179,10 +177,18 @@ class IcebergConfig:
         )
 
 
+_PARTITION_TERM_SEPARATOR = re.compile(r",(?![^()]*\))")  # a comma outside a transform's parentheses
+
+
+def split_partition_by(text: str | None) -> list[str]:
+    """Split a partition-by setting on commas outside parentheses; trimmed, empties dropped."""
+    if not text:
+        return []
+    return [part.strip() for part in _PARTITION_TERM_SEPARATOR.split(text) if part.strip()]
+
+
 def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
     """Validate the ``iceberg.*`` keys as the Iceberg sink's ``validate()`` does."""
-    from connector.data.partition_spec import split_partition_by
-
     values = ICEBERG_CONFIG.parse(props)
     catalog_props = prefixed(props, "iceberg.catalog.")
     tables = tuple(values["iceberg.tables"])

@@ -44,7 +44,6 @@ DEFAULT_PARTITION_BY_KEY = "iceberg.tables.default-partition-by"
 
 # Java's ",(?![^()]*+\))"; the possessive quantifier changes nothing here, since
 # [^()] cannot match the ")" it would give back, so the plain form is equivalent.
-_SPLIT = re.compile(r",(?![^()]*\))")
 _TRANSFORM = re.compile(r"(\w+)\((.+)\)")
 
 _TIME_TRANSFORMS: dict[str, tuple[Callable[[], Transform], str]] = {
@@ -62,13 +61,6 @@ _TIME_TRANSFORMS: dict[str, tuple[Callable[[], Transform], str]] = {
 def table_partition_by_key(table_name: str) -> str:
     """The per-table setting key, ``iceberg.table.<name>.partition-by``."""
     return f"iceberg.table.{table_name}.partition-by"
-
-
-def split_partition_by(text: str | None) -> list[str]:
-    """Split a partition-by setting on commas outside parentheses; trimmed, empties dropped."""
-    if not text:
-        return []
-    return [part.strip() for part in _SPLIT.split(text) if part.strip()]
 
 
 def partition_spec_for(

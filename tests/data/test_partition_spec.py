@@ -20,7 +20,8 @@ from pyiceberg.transforms import (
 from pyiceberg.types import IntegerType, ListType, LongType, NestedField, StringType, StructType, TimestamptzType
 
 from connector.api import ConfigException
-from connector.data.partition_spec import partition_spec_for, split_partition_by, table_partition_by_key
+from connector.config.iceberg_config import split_partition_by
+from connector.data.partition_spec import partition_spec_for, table_partition_by_key
 
 SCHEMA = Schema(
     NestedField(1, "i", IntegerType(), required=True),

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         _configure_logging(args, None)
         return migrate(args)
     if args.command == "validate":
-        from connector.config.validate_command import validate
+        from connector.commands.validate import validate
 
         _configure_logging(args, None)
         return validate(args)

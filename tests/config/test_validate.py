@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from connector import cli
-from connector.config import validate_command
+from connector.commands import validate as validate_command
 from connector.config.sink_config import SinkConfig
 from connector.herder.validation import validate_connector_config
 

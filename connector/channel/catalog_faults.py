@@ -32,7 +32,13 @@ from pyiceberg.exceptions import (
 
 from connector.api.errors import ConfigException, ConnectException, RetriableException
 from connector.channel.retry import transient
-from connector.config.catalog_config import CATALOG_NAME_KEY, CATALOG_PREFIX, DEFAULT_CATALOG_NAME
+from connector.config.catalog_config import (
+    CATALOG_NAME_KEY,
+    CATALOG_PREFIX,
+    DEFAULT_CATALOG_NAME,
+    missing_library,
+    shown_uri,
+)
 from connector.data.catalog import load_catalog
 
 CREDENTIAL_KEYS = f"{CATALOG_PREFIX}credential or {CATALOG_PREFIX}token"
@@ -52,11 +58,6 @@ def catalog_label(config: Mapping[str, str]) -> str:
     kind = config.get(CATALOG_PREFIX + "type") or config.get(CATALOG_PREFIX + "catalog-impl", "hive").rsplit(".")[-1]
     uri = shown_uri(config.get(CATALOG_PREFIX + "uri"))
     return f"catalog '{name}' ({kind}{f' at {uri}' if uri else ''})"
-
-
-def shown_uri(uri: str | None) -> str | None:
-    """The URI for an error message, unless it may carry credentials (``user:password@``, ``password=``)."""
-    return "[hidden]" if uri and ("@" in uri or "password" in uri.lower()) else uri
 
 
 def classified(exc: BaseException, config: Mapping[str, str]) -> BaseException:
@@ -90,41 +91,6 @@ def open_catalog(config: Mapping[str, str]) -> Catalog:
         if meaning is exc:  # nothing known about it, but it is the catalog's: name it
             meaning = CatalogRefused(f"The {catalog_label(config)} cannot be opened: {type(exc).__name__}: {exc}")
         raise meaning from exc
-
-
-def missing_library(exc: BaseException) -> str:
-    """What is missing and the pip command that installs it (``No module named 'psycopg'`` → its extra)."""
-    exc = _innermost_import_error(exc)
-    module = (getattr(exc, "name", None) or "").split(".")[0]
-    for prefix, install in _EXTRAS:
-        if module == prefix or (not module and prefix in str(exc).lower()):
-            return f"{exc}; install it with: pip install {install}"
-    return f"{exc}; install the Python package that provides it"
-
-
-def _innermost_import_error(exc: BaseException) -> BaseException:
-    """The ImportError naming the module behind ``exc`` (pyiceberg's "support not installed" wraps it)."""
-    current: BaseException | None = exc
-    while current is not None:
-        if isinstance(current, ImportError) and current.name:
-            return current
-        current = current.__cause__ or current.__context__
-    return exc
-
-
-#: Modules catalogs and their database URLs import, and what installs them (setup.cfg's extras).
-_EXTRAS = (
-    ("psycopg2", "'icefloe[postgres]'"),
-    ("psycopg", "'icefloe[postgres]' (or, for a postgresql+psycopg:// URL, 'psycopg[binary]')"),
-    ("pymysql", "pymysql"),
-    ("thrift", "'icefloe[hive]'"),
-    ("hive_metastore", "'icefloe[hive]'"),
-    ("boto3", "'icefloe[glue]'"),
-    ("google", "'icefloe[bigquery]'"),
-    ("s3fs", "'pyiceberg[s3fs]'"),
-    ("adlfs", "'pyiceberg[adlfs]'"),
-    ("gcsfs", "'pyiceberg[gcsfs]'"),
-)
 
 
 def _text(exc: BaseException) -> str:

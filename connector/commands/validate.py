@@ -7,7 +7,7 @@ The config is checked by the same rule as ``PUT /connector-plugins/.../config/va
 predicate and converter class with its own keys, config-provider placeholders,
 the per-table keys, and the catalog class (imported, never opened). No broker
 is needed and nothing is written to disk. Without ``--offline``, the catalog is
-asked where that writes nothing (connector/config/catalog_check.py: a REST, Hive,
+asked where that writes nothing (connector/commands/catalog_contact.py: a REST, Hive,
 Glue, ... catalog, a SQL catalog's database server; not a SQLite file), and with a
 Kafka cluster known (``--worker`` with ``bootstrap.servers`` or
 ``--bootstrap-servers``) the topics are looked up on it, as ``icefloe run`` would;
@@ -99,7 +99,7 @@ def _check_catalog(report: dict, props: dict[str, str], worker: dict[str, str]) 
     an unreachable catalog is reported like an unreachable broker (exit 1).
     """
     from connector.channel.catalog_faults import CatalogRefused, CatalogUnavailable
-    from connector.config.catalog_check import contact_catalog
+    from connector.commands.catalog_contact import contact_catalog
     from connector.config.providers import ConfigProviders
 
     resolved = ConfigProviders.from_worker(worker).resolve(props)

@@ -8,22 +8,23 @@ built, and a REST catalog calls its server. So this module resolves the
 catalog type exactly as :func:`connector.data.catalog.load_catalog` does,
 then only imports the catalog's class (and, for SQL, the database driver).
 
-:func:`contact_catalog` then asks the catalog itself, where that writes
-nothing: a REST, Hive, Glue, DynamoDB or BigQuery catalog is opened (a REST
-catalog fetches its config and, with a ``credential``, an OAuth token), a SQL
-catalog on a database server is connected to without pyiceberg (which would
-create its tables); a SQLite file is not touched.
+Asking the catalog itself is ``icefloe validate``'s (:mod:`connector.commands.validate`).
 """
 
 from __future__ import annotations
 
 import importlib
-import threading
 from typing import Mapping
 
 from connector.api.errors import ConfigException
-from connector.channel.catalog_faults import missing_library, shown_uri
-from connector.config.catalog_config import CATALOG_PREFIX, TYPE_KEY, catalog_properties, pyiceberg_properties
+from connector.config.catalog_config import (
+    CATALOG_PREFIX,
+    TYPE_KEY,
+    catalog_properties,
+    missing_library,
+    pyiceberg_properties,
+    shown_uri,
+)
 
 URI_KEY = CATALOG_PREFIX + "uri"
 
@@ -64,62 +65,6 @@ def check_catalog(config: Mapping[str, str]) -> None:
             from None
     if catalog_type == "sql":
         _check_database_driver(translated["uri"], shown_uri(config.get(URI_KEY)))
-
-
-#: Catalog types opened by :func:`contact_catalog`: opening them writes nothing.
-OPENED_BY_VALIDATE = {"rest", "hive", "glue", "dynamodb", "bigquery"}
-
-
-def contact_catalog(config: Mapping[str, str], timeout: float) -> str | None:
-    """Ask the catalog (see the module doc); what was asked, or None when nothing could be asked safely.
-
-    Raises :class:`~connector.channel.catalog_faults.CatalogRefused` or
-    :class:`~connector.channel.catalog_faults.CatalogUnavailable` as ``icefloe run`` would meet them
-    (no answer within ``timeout`` seconds is the latter).
-    """
-    from connector.channel.catalog_faults import CatalogUnavailable, catalog_label, classified, open_catalog
-
-    _, props = catalog_properties(dict(config))
-    translated, _ = pyiceberg_properties(props, create_folders=False)
-    catalog_type = translated["type"]
-    if catalog_type in OPENED_BY_VALIDATE:
-        def ask() -> None:
-            open_catalog(config)
-    elif catalog_type == "sql" and not translated.get("uri", "").startswith("sqlite"):
-        def ask() -> None:
-            _connect_database(translated["uri"])
-    else:
-        return None
-    outcome: list[BaseException | None] = []
-
-    def attempt() -> None:
-        try:
-            ask()
-            outcome.append(None)
-        except Exception as exc:  # noqa: BLE001 - classified below, as the job would
-            outcome.append(classified(exc, config))
-
-    worker = threading.Thread(target=attempt, name="validate-catalog", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    label = catalog_label(config)
-    if not outcome:
-        raise CatalogUnavailable(f"The {label} did not answer within {timeout:.0f}s")
-    if outcome[0] is not None:
-        raise outcome[0]
-    return label
-
-
-def _connect_database(url: str) -> None:
-    """Connect to a SQL catalog's database and disconnect: no table is created."""
-    from sqlalchemy import create_engine
-
-    engine = create_engine(url)
-    try:
-        with engine.connect():
-            pass
-    finally:
-        engine.dispose()
 
 
 def _import_class(catalog_type: str, key: str, value: str | None) -> None:

@@ -219,3 +219,43 @@ def _postgres_dialect() -> str:
     if importlib.util.find_spec("psycopg") is not None:
         return "postgresql+psycopg"
     return "postgresql"
+
+
+def shown_uri(uri: str | None) -> str | None:
+    """The URI for an error message, unless it may carry credentials (``user:password@``, ``password=``)."""
+    return "[hidden]" if uri and ("@" in uri or "password" in uri.lower()) else uri
+
+
+def missing_library(exc: BaseException) -> str:
+    """What is missing and the pip command that installs it (``No module named 'psycopg'`` → its extra)."""
+    exc = _innermost_import_error(exc)
+    module = (getattr(exc, "name", None) or "").split(".")[0]
+    for prefix, install in _EXTRAS:
+        if module == prefix or (not module and prefix in str(exc).lower()):
+            return f"{exc}; install it with: pip install {install}"
+    return f"{exc}; install the Python package that provides it"
+
+
+def _innermost_import_error(exc: BaseException) -> BaseException:
+    """The ImportError naming the module behind ``exc`` (pyiceberg's "support not installed" wraps it)."""
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, ImportError) and current.name:
+            return current
+        current = current.__cause__ or current.__context__
+    return exc
+
+
+#: Modules catalogs and their database URLs import, and what installs them (setup.cfg's extras).
+_EXTRAS = (
+    ("psycopg2", "'icefloe[postgres]'"),
+    ("psycopg", "'icefloe[postgres]' (or, for a postgresql+psycopg:// URL, 'psycopg[binary]')"),
+    ("pymysql", "pymysql"),
+    ("thrift", "'icefloe[hive]'"),
+    ("hive_metastore", "'icefloe[hive]'"),
+    ("boto3", "'icefloe[glue]'"),
+    ("google", "'icefloe[bigquery]'"),
+    ("s3fs", "'pyiceberg[s3fs]'"),
+    ("adlfs", "'pyiceberg[adlfs]'"),
+    ("gcsfs", "'pyiceberg[gcsfs]'"),
+)

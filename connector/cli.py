@@ -102,8 +102,8 @@ def log_handler(console: Any) -> logging.Handler:
 
 
 def _load(args) -> SinkConfig:
+    from connector.config.java_properties import load_worker_properties
     from connector.config.providers import ConfigProviders, resolve_worker_properties
-    from connector.kafka.client_config import load_worker_properties
 
     worker = resolve_worker_properties(load_worker_properties(args.worker)) if args.worker else {}
     if args.bootstrap_servers:

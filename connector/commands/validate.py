@@ -35,10 +35,10 @@ CATALOG_TIMEOUT_SECONDS = 15.0
 
 def validate(args: Any) -> int:
     """Run ``icefloe validate``; the exit code (see the module doc)."""
+    from connector.config.java_properties import load_worker_properties
     from connector.config.providers import resolve_worker_properties
     from connector.config.sink_config import load_connector_file
     from connector.herder.validation import validation_report
-    from connector.kafka.client_config import load_worker_properties
 
     try:
         worker = resolve_worker_properties(load_worker_properties(args.worker)) if args.worker else {}

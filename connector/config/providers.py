@@ -89,7 +89,7 @@ class FileConfigProvider:
     def get(self, path: str, key: str) -> str:
         if not path:
             raise UnresolvedPlaceholder("the file provider needs a path: ${file:/path/to/file.properties:key}")
-        from connector.kafka.client_config import parse_properties
+        from connector.config.java_properties import parse_properties
 
         try:
             properties = parse_properties(_read_text(self.allowed.check(path)))

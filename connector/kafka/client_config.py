@@ -31,13 +31,13 @@ entirely. This module does the translation:
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from connector.api.errors import ConfigException
+from connector.config.java_properties import ESCAPES
 from connector.kafka.client_log import librdkafka_log
 
 _LOG = logging.getLogger(__name__)
@@ -176,114 +176,6 @@ class ClientConfig:
 
 
 # --------------------------------------------------------------------------
-# Java .properties files
-# --------------------------------------------------------------------------
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def load_worker_properties(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read a Java ``.properties`` file (a Kafka Connect worker config).
-
-    Java reads these files as ISO-8859-1; icefloe reads UTF-8 (what people
-    write today) and falls back to ISO-8859-1 when the bytes are not UTF-8.
-    ``\\uXXXX`` escapes work either way.
-    """
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("iso-8859-1")
-    return parse_properties(text)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse ``.properties`` text with ``java.util.Properties.load`` rules.
-
-    Comment lines start with ``#`` or ``!``; a key ends at the first
-    unescaped ``=``, ``:`` or whitespace; a line ending in an odd number of
-    backslashes continues on the next line (whose leading whitespace is
-    dropped); ``\\t \\n \\r \\f \\uXXXX`` are escapes and any other escaped
-    character stands for itself. Later duplicates win.
-    """
-    result: dict[str, str] = {}
-    for line in _logical_lines(text):
-        key, value = _split_key_value(line)
-        result[_unescape(key)] = _unescape(value)
-    return result
-
-
-def _logical_lines(text: str) -> list[str]:
-    """Join continuation lines and drop blank and comment lines."""
-    lines: list[str] = []
-    pending: Optional[str] = None
-    for natural in re.split(r"\r\n|\r|\n", text):
-        stripped = natural.lstrip(" \t\f")
-        if pending is None:
-            if not stripped or stripped[0] in "#!":
-                continue
-            current = stripped
-        else:
-            current = pending + stripped
-        if _ends_with_continuation(current):
-            pending = current[:-1]
-        else:
-            pending = None
-            lines.append(current)
-    if pending is not None:  # a trailing backslash on the last line is dropped
-        lines.append(pending)
-    return lines
-
-
-def _ends_with_continuation(line: str) -> bool:
-    trailing = len(line) - len(line.rstrip("\\"))
-    return trailing % 2 == 1
-
-
-def _split_key_value(line: str) -> tuple[str, str]:
-    """Split at the first unescaped separator (``=``, ``:`` or whitespace)."""
-    index, length = 0, len(line)
-    while index < length:
-        char = line[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char in "=: \t\f":
-            break
-        index += 1
-    key = line[:index]
-    rest = line[index:].lstrip(" \t\f")
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(" \t\f")
-    return key, rest
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    index, length = 0, len(text)
-    while index < length:
-        char = text[index]
-        if char != "\\" or index + 1 == length:
-            out.append(char)
-            index += 1
-            continue
-        nxt = text[index + 1]
-        if nxt == "u":
-            digits = text[index + 2 : index + 6]
-            if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                # Java's message; the text itself may be a secret, so it is not quoted
-                raise KafkaConfigError("Malformed \\uxxxx encoding.")
-            out.append(chr(int(digits, 16)))
-            index += 6
-        else:
-            out.append(_ESCAPES.get(nxt, nxt))
-            index += 2
-    return "".join(out)
-
-
-# --------------------------------------------------------------------------
 # JAAS (sasl.jaas.config)
 # --------------------------------------------------------------------------
 _JAAS_MODULE = re.compile(r"\s*([\w.$]+)\s+(required|requisite|sufficient|optional)\b", re.IGNORECASE)
@@ -320,7 +212,7 @@ def parse_jaas_config(jaas: str) -> tuple[str, dict[str, str]]:
 
 def _jaas_value(token: str) -> str:
     if token[:1] in ("'", '"'):
-        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), token[1:-1])
+        return re.sub(r"\\(.)", lambda m: ESCAPES.get(m.group(1), m.group(1)), token[1:-1])
     return token
 
 

@@ -21,8 +21,8 @@ log = logging.getLogger("icefloe")
 
 
 def _load(args) -> SinkConfig:
+    from connector.config.java_properties import load_worker_properties
     from connector.config.providers import ConfigProviders, resolve_worker_properties
-    from connector.kafka.client_config import load_worker_properties
 
     worker = resolve_worker_properties(load_worker_properties(args.worker)) if args.worker else {}
     props = ConfigProviders.from_worker(worker).resolve(load_connector_file(args.config))

@@ -130,7 +130,7 @@ def load_basic_auth(worker: Mapping[str, str], environ: Mapping[str, str] | None
 
 
 def _load_credentials(path: str) -> dict[str, str]:
-    from connector.kafka.client_config import load_worker_properties
+    from connector.config.java_properties import load_worker_properties
 
     try:
         credentials = load_worker_properties(path)

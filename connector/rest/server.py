@@ -25,9 +25,9 @@ from starlette.routing import Route
 
 from connector.api.errors import ConfigException
 from connector.cluster.settings import is_distributed
+from connector.config.java_properties import load_worker_properties
 from connector.config.providers import ConfigProviders, resolve_worker_properties
 from connector.gc_tuning import freeze_startup_objects
-from connector.kafka.client_config import load_worker_properties
 from connector.metrics import metrics_app
 from connector.rest.app import create_app
 from connector.rest.forwarding import install_forwarding

@@ -67,11 +67,12 @@ def wait_until_stopped(client, name: str, timeout: float, poll: float = 0.5) -> 
 
 def migrate(args) -> int:
     from connector.channel.coordinator import Coordinator
+    from connector.config.java_properties import load_worker_properties
     from connector.config.providers import ConfigProviders, resolve_worker_properties
     from connector.config.sink_config import SinkConfig
     from connector.data.catalog import load_catalog
     from connector.deploy.client import ConnectClient, WorkerError, WorkerUnreachable
-    from connector.kafka.client_config import consumer_config, load_worker_properties
+    from connector.kafka.client_config import consumer_config
     from connector.kafka.topics import resolve_partitions
     from connector.takeover.replay import plan
 

@@ -6,6 +6,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from connector.api.errors import ConfigException
+from connector.config.java_properties import load_worker_properties, parse_properties
 from connector.kafka.client_config import (
     THROUGHPUT_DEFAULTS,
     KafkaConfigError,
@@ -13,9 +14,7 @@ from connector.kafka.client_config import (
     admin_config_from,
     build_consumer_config,
     consumer_config,
-    load_worker_properties,
     parse_jaas_config,
-    parse_properties,
 )
 from tests.support.tansu import create_topic, produce
 
@@ -70,7 +69,7 @@ def test_later_duplicate_wins_and_crlf_lines():
 
 
 def test_malformed_unicode_escape_is_an_error():
-    with pytest.raises(ValueError, match="uxxxx"):
+    with pytest.raises(ConfigException, match="uxxxx"):
         parse_properties("k=\\u12")
 
 

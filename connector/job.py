@@ -28,13 +28,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from connector.api.record import TopicPartition
 from connector.channel.catalog_faults import open_catalog
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
 from connector.channel.retry import StoppedWhileRetrying, TransientRetry
 from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.kafka.client_config import consumer_config
-from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
+from connector.kafka.offsets import bounded_end, end_offsets
 from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
 from connector.maintenance.runner import Maintainer

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from connector.kafka.offsets import TopicPartition
+from connector.api.record import TopicPartition
 
 if TYPE_CHECKING:
     from connector.channel.coordinator import CycleReport

@@ -8,6 +8,10 @@ from typing import Any, NamedTuple
 
 from connector.api.schema import Schema
 
+#: Where a record comes from: (topic, partition), as Kafka's ``TopicPartition``. Offsets, ranges and
+#: progress are kept per TopicPartition on every layer.
+TopicPartition = tuple[str, int]
+
 
 class SchemaAndValue(NamedTuple):
     """A converter's result: a schema (None when schemaless) and a value."""

@@ -31,6 +31,7 @@ from pyiceberg.table.update.snapshot import _MergeAppendFiles
 from pyiceberg.typedef import EMPTY_DICT
 
 from connector.api.errors import ConnectException, RetriableException
+from connector.api.record import TopicPartition
 from connector.channel.append import append_files
 from connector.channel.branches import commit_to_branch
 from connector.channel.fencing import Fence
@@ -49,7 +50,6 @@ from connector.channel.upserts import commit_upserts
 from connector.config.sink_config import SinkConfig
 from connector.data.changes import ChangeSegment, id_columns_of
 from connector.data.table_writer import SchemaNeeds
-from connector.kafka.offsets import TopicPartition
 
 log = logging.getLogger(__name__)
 

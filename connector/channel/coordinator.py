@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Sequence
 from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConnectException, RetriableException
+from connector.api.record import TopicPartition
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.fencing import Fence, capture
 from connector.channel.group_mirror import GroupMirror
@@ -38,7 +39,7 @@ from connector.faults import fault_point
 from connector.kafka.dlq import position_properties
 from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offset_reset import reset_offsets
-from connector.kafka.offsets import OffsetRange, TopicPartition, plan_ranges
+from connector.kafka.offsets import OffsetRange, plan_ranges
 from connector.takeover.groups import resume_groups
 from connector.takeover.replay import take_over_if_needed
 

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping
 from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConnectException
-from connector.kafka.offsets import TopicPartition
+from connector.api.record import TopicPartition
 
 
 class FencedException(ConnectException):

@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 
+from connector.api.record import TopicPartition
 from connector.kafka.group_offsets import commit_group_offsets, group_occupied, read_group_offsets
-from connector.kafka.offsets import TopicPartition
 
 log = logging.getLogger(__name__)
 

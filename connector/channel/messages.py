@@ -21,10 +21,11 @@ from typing import Any, Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connector.api.record import TopicPartition
 from connector.config.sink_config import SinkConfig
 from connector.data.changes import ChangeSegment
 from connector.data.table_writer import SchemaNeeds
-from connector.kafka.offsets import OffsetRange, TopicPartition
+from connector.kafka.offsets import OffsetRange
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot, ancestors_of
 
-from connector.kafka.offsets import TopicPartition
+from connector.api.record import TopicPartition
 
 if TYPE_CHECKING:
     from connector.config.sink_config import SinkConfig

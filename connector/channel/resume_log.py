@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from connector.kafka.offsets import TopicPartition
+from connector.api.record import TopicPartition
 
 log = logging.getLogger(__name__)
 

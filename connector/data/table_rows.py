@@ -16,8 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.api.record import SinkRecord
-from connector.kafka.offsets import TopicPartition
+from connector.api.record import SinkRecord, TopicPartition
 
 RAW_JSON, MAPS, TYPED, RECORDS = "raw JSON", "maps", "typed", "records"
 

@@ -32,6 +32,7 @@ from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table import Table
 
 from connector.api.errors import ConfigException, ConnectException, DataException
+from connector.api.record import TopicPartition
 from connector.api.struct import Struct
 from connector.config.sink_config import SinkConfig
 from connector.data.cdc_ops import op_column
@@ -44,7 +45,6 @@ from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import SchemaUpdates
 from connector.data.type_mapping import iceberg_schema_for, infer_iceberg_schema
 from connector.data.writer import write_data_files
-from connector.kafka.offsets import TopicPartition
 
 FLUSH_ROWS = 500_000
 

@@ -17,6 +17,7 @@ import threading
 import traceback
 from typing import Any, Callable
 
+from connector.api.record import TopicPartition
 from connector.channel.coordinator import CycleReport
 from connector.channel.retry import transient
 from connector.config.icefloe_config import MAINTENANCE_ENABLED
@@ -33,7 +34,6 @@ from connector.herder.states import (
     task_state_info,
 )
 from connector.job import SinkJob, StopSignal
-from connector.kafka.offsets import TopicPartition
 from connector.maintenance.status import MaintenanceStatus
 from connector.metrics import JobMetrics
 

@@ -33,8 +33,8 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, 
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
+from connector.api.record import TopicPartition
 from connector.kafka.client_config import admin_config_from, reader_config
-from connector.kafka.offsets import TopicPartition
 
 
 def commit_group_offsets(

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from connector.api.errors import ConnectException
-from connector.kafka.offsets import TopicPartition, earliest_offsets, end_offsets
+from connector.api.record import TopicPartition
+from connector.kafka.offsets import earliest_offsets, end_offsets
 
 EARLIEST = ("earliest", "smallest", "beginning")
 LATEST = ("latest", "largest", "end")

@@ -27,10 +27,10 @@ from confluent_kafka import OFFSET_END, Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, ClusterMetadata, OffsetSpec
 
+from connector.api.record import TopicPartition
 from connector.kafka.client_config import admin_config_from, reader_config
 
 #: A source partition: (topic, partition). The one key type for offsets everywhere in icefloe.
-TopicPartition = tuple[str, int]
 
 # The probe only needs partition-EOF events; the record tail it reads on Tansu
 # is discarded, so keep fetches small.

@@ -13,8 +13,8 @@ from typing import Optional
 
 from confluent_kafka import Consumer
 
+from connector.api.record import TopicPartition
 from connector.kafka.client_config import KafkaConfigError, reader_config
-from connector.kafka.offsets import TopicPartition
 
 
 class UnknownTopicError(KafkaConfigError):

@@ -62,6 +62,7 @@ from pyspark.sql.types import (
 )
 
 from connector.api.errors import ConfigException, DataException
+from connector.api.record import TopicPartition
 from connector.channel.commit import CommitBatch, commit_table, schema_rounds
 from connector.channel.messages import TaskResult
 from connector.channel.offsets import committed_offsets, java_keys, summaries
@@ -70,7 +71,6 @@ from connector.config.locations import local_path
 from connector.config.sink_config import SinkConfig, load_connector_file
 from connector.data.catalog import load_catalog
 from connector.data.table_writer import SchemaNeeds
-from connector.kafka.offsets import TopicPartition
 from connector.kafka.range_reader import HEADERS_TYPE, RAW_SCHEMA
 
 log = logging.getLogger(__name__)

@@ -49,13 +49,8 @@ except ImportError:  # pragma: no cover - older pyspark: Trigger.AvailableNow fa
     SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
 
 from connector.api.errors import ConfigException
-from connector.kafka.offsets import (
-    OffsetRange,
-    TopicPartition,
-    earliest_offsets,
-    end_offsets,
-    plan_ranges,
-)
+from connector.api.record import TopicPartition
+from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets, plan_ranges
 
 log = logging.getLogger(__name__)
 

@@ -51,6 +51,7 @@ from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
 from pyiceberg.typedef import Record
 
 from connector.api.errors import ConnectException
+from connector.api.record import TopicPartition
 from connector.channel.commit import commit_table
 from connector.channel.fencing import Fence, TableNote
 from connector.channel.offsets import (
@@ -62,7 +63,7 @@ from connector.channel.offsets import (
 )
 from connector.config.sink_config import SinkConfig
 from connector.kafka.group_offsets import read_group_offsets
-from connector.kafka.offsets import OffsetRange, TopicPartition, earliest_offsets, end_offsets
+from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets
 from connector.kafka.range_reader import read_range
 from connector.kafka.topics import resolve_partitions
 from connector.takeover.events import (

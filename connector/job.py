@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connector.api.record import TopicPartition
-from connector.channel.catalog_faults import open_catalog
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
-from connector.channel.retry import StoppedWhileRetrying, TransientRetry
 from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.kafka.client_config import consumer_config
@@ -40,6 +38,8 @@ from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
 from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
+from connector.tolerance.catalog_faults import open_catalog
+from connector.tolerance.transient import StoppedWhileRetrying, TransientRetry
 
 if TYPE_CHECKING:
     from connector.metrics import JobMetrics

@@ -162,7 +162,7 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
                                   extra_properties, rewind, fence, table_name, changes)
         except CommitFailedException as exc:
             if attempt == COMMIT_ATTEMPTS:
-                # contention, not a fault of this data: the job runs the cycle again (connector.channel.retry)
+                # contention, not a fault of this data: the job runs the cycle again (connector.tolerance.transient)
                 raise RetriableException(f"Could not commit to {table_name} after {attempt} attempts: {exc}") from exc
             log.info("Commit to %s conflicted with another writer (%s); retrying", table_name, exc)
             time.sleep(pause)

@@ -36,12 +36,12 @@ from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
 from connector.faults import fault_point
-from connector.kafka.dlq import position_properties
 from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offset_reset import reset_offsets
 from connector.kafka.offsets import OffsetRange, plan_ranges
 from connector.takeover.groups import resume_groups
 from connector.takeover.replay import take_over_if_needed
+from connector.tolerance.dead_letters import position_properties
 
 log = logging.getLogger(__name__)
 

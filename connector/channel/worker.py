@@ -24,7 +24,6 @@ import pyarrow as pa
 from connector.api.errors import ConnectException
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets, java_keys
-from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
 from connector.data.pipeline import TaskPipeline
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds
@@ -33,6 +32,7 @@ from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import OffsetRange
 from connector.kafka.range_reader import RangeReader, read_range
 from connector.kafka.read_ahead import ReadAhead
+from connector.tolerance.transient import transient
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ class SinkTask:
 
 def run_task(assignment: TaskAssignment, stop_early: StopEarly | None = None) -> TaskResult:
     """Entry point on the executor. Connect errors, and faults of a service the task uses (object
-    storage, the catalog, the registry: :func:`connector.channel.retry.transient`), come back in the
+    storage, the catalog, the registry: :func:`connector.tolerance.transient.transient`), come back in the
     result, not as a crash: the coordinator fails the cycle, or runs it again when every failure was
     transient."""
     try:

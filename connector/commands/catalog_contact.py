@@ -4,7 +4,7 @@ A REST, Hive, Glue, DynamoDB or BigQuery catalog is opened (a REST catalog
 fetches its config and, with a ``credential``, an OAuth token); a SQL catalog
 on a database server is connected to without pyiceberg (which would create
 its tables); a SQLite file is not touched. What it meets is classified as
-``icefloe run`` would meet it (:mod:`connector.channel.catalog_faults`).
+``icefloe run`` would meet it (:mod:`connector.tolerance.catalog_faults`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 from typing import Mapping
 
-from connector.channel.catalog_faults import CatalogUnavailable, catalog_label, classified, open_catalog
 from connector.config.catalog_config import catalog_properties, pyiceberg_properties
+from connector.tolerance.catalog_faults import CatalogUnavailable, catalog_label, classified, open_catalog
 
 #: Catalog types opened by :func:`contact_catalog`: opening them writes nothing.
 OPENED_BY_VALIDATE = {"rest", "hive", "glue", "dynamodb", "bigquery"}
@@ -22,8 +22,8 @@ OPENED_BY_VALIDATE = {"rest", "hive", "glue", "dynamodb", "bigquery"}
 def contact_catalog(config: Mapping[str, str], timeout: float) -> str | None:
     """Ask the catalog (see the module doc); what was asked, or None when nothing could be asked safely.
 
-    Raises :class:`~connector.channel.catalog_faults.CatalogRefused` or
-    :class:`~connector.channel.catalog_faults.CatalogUnavailable` as ``icefloe run`` would meet them
+    Raises :class:`~connector.tolerance.catalog_faults.CatalogRefused` or
+    :class:`~connector.tolerance.catalog_faults.CatalogUnavailable` as ``icefloe run`` would meet them
     (no answer within ``timeout`` seconds is the latter).
     """
     _, props = catalog_properties(dict(config))

@@ -98,9 +98,9 @@ def _check_catalog(report: dict, props: dict[str, str], worker: dict[str, str]) 
     A refusal (credentials, access, warehouse, a missing library) fails ``run``, so it is an error;
     an unreachable catalog is reported like an unreachable broker (exit 1).
     """
-    from connector.channel.catalog_faults import CatalogRefused, CatalogUnavailable
     from connector.commands.catalog_contact import contact_catalog
     from connector.config.providers import ConfigProviders
+    from connector.tolerance.catalog_faults import CatalogRefused, CatalogUnavailable
 
     resolved = ConfigProviders.from_worker(worker).resolve(props)
     try:

@@ -28,7 +28,7 @@ from connector.config.catalog_config import (
 
 URI_KEY = CATALOG_PREFIX + "uri"
 
-#: pyiceberg's catalog class per type (what installs a missing library: connector/channel/catalog_faults.py).
+#: pyiceberg's catalog class per type (what installs a missing library: connector/tolerance/catalog_faults.py).
 CATALOG_CLASSES: dict[str, tuple[str, str]] = {
     "rest": ("pyiceberg.catalog.rest", "RestCatalog"),
     "sql": ("pyiceberg.catalog.sql", "SqlCatalog"),

@@ -8,7 +8,7 @@ the per-record strategy — and ``TaskPipeline.batches`` counts each batch by
 the strategy that took it (``columnar`` for every columnar strategy) and each
 decline by its reason (``declined: <reason>``).
 
-Error tolerance (``errors.tolerance=all``, :mod:`connector.data.errant`): a
+Error tolerance (``errors.tolerance=all``, :mod:`connector.tolerance.errant`): a
 declined batch is not handed to the per-record strategy as a whole, or one bad
 record would send every batch down the slow path. Its suspicious values
 (:mod:`connector.data.suspicious_rows`: JSON that does not parse to an object,
@@ -33,12 +33,12 @@ import pyarrow as pa
 from connector.api.declined import Declined
 from connector.data.columnar_rows import ColumnarRows
 from connector.data.decoder import RecordDecoder
-from connector.data.errant import ErrorHandler
 from connector.data.per_record import PerRecordRows
 from connector.data.strategy import COLUMNAR, JSON_OBJECTS, PER_RECORD, REGISTRY_FRAMED, Strategy
 from connector.data.suspicious_rows import not_json_objects, not_registry_framed
 from connector.data.table_conversion import SPLIT_ROWS, Converted, TableConversion
 from connector.data.table_writer import SchemaNeeds
+from connector.tolerance.errant import ErrorHandler
 
 log = logging.getLogger(__name__)
 

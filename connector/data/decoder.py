@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 import converters
 from connector.api.errors import ConnectException, DataException
 from connector.api.record import Header, SinkRecord, TimestampType
-from connector.data.errant import (
+from connector.data.schema_ids import RegistrySchemaIds
+from connector.tolerance.errant import (
     HEADER_CONVERTER,
     KEY_CONVERTER,
     VALUE_CONVERTER,
@@ -23,7 +24,6 @@ from connector.data.errant import (
     java_class_name,
     mark,
 )
-from connector.data.schema_ids import RegistrySchemaIds
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,7 +4,7 @@ converters → ``SinkRecord`` → SMT chain → route. It is the specification t
 columnar strategies must match, the strategy of every configuration they do
 not cover, and where every batch (or piece of one) they decline goes. With
 error tolerance a record that fails in a converter or an SMT is reported to
-the task's :class:`~connector.data.errant.ErrorHandler` and skipped.
+the task's :class:`~connector.tolerance.errant.ErrorHandler` and skipped.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pyarrow as pa
 from connector.api.errors import ConnectException
 from connector.api.record import SinkRecord
 from connector.data.decoder import RecordConversionFailed, RecordDecoder
-from connector.data.errant import ErrorHandler
 from connector.data.router import RecordRouter
 from connector.data.table_rows import TableRows
+from connector.tolerance.errant import ErrorHandler
 from smt.batch import RecordBatchView
 from smt.chain import TransformationChain
 

@@ -23,7 +23,7 @@ A batch that needs a table created or evolved buffers nothing: the caller
 applies :class:`SchemaNeeds`, calls :meth:`TaskPipeline.forget_tables` and
 processes the batch again (:mod:`connector.data.table_conversion`).
 
-Error tolerance (``errors.tolerance=all``, :mod:`connector.data.errant`): a
+Error tolerance (``errors.tolerance=all``, :mod:`connector.tolerance.errant`): a
 record that fails in a converter, an SMT or its conversion to the table is
 skipped and kept in :attr:`TaskPipeline.errant` (for the dead-letter queue)
 instead of failing the task; every other table a record was routed to loses
@@ -45,13 +45,13 @@ from connector.data.catalog import load_catalog
 from connector.data.columnar_rows import ColumnarRows
 from connector.data.columnar_tries import ColumnarTries
 from connector.data.decoder import RecordDecoder
-from connector.data.errant import ErrantRecord, ErrorHandler, ErrorSettings
 from connector.data.per_record import PerRecordRows
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.strategy import PER_RECORD, choose_strategy, columnar_switched_on
 from connector.data.table_conversion import Converted, TableConversion
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableWriters, Written
+from connector.tolerance.errant import ErrantRecord, ErrorHandler, ErrorSettings
 from smt.batch import BatchTransformationChain
 from smt.chain import TransformationChain
 
@@ -70,7 +70,7 @@ class TaskPipeline:
         """``columnar=False`` (or ``ICEFLOE_COLUMNAR=false``) forces the per-record strategy.
 
         ``dead_letters``: where errant records go when the pipeline closes (``True``: the
-        connector's DLQ, :class:`~connector.kafka.dlq.DeadLetterQueue`, when one is configured
+        connector's DLQ, :class:`~connector.tolerance.dead_letters.DeadLetterQueue`, when one is configured
         with ``errors.tolerance=all``; ``None``: nowhere, they stay in :attr:`errant`).
         """
         self.config = config
@@ -103,7 +103,7 @@ class TaskPipeline:
         settings = self.errors.settings
         if not (settings.tolerance_all and settings.dlq_topic):
             return None
-        from connector.kafka.dlq import DeadLetterQueue
+        from connector.tolerance.dead_letters import DeadLetterQueue
 
         return DeadLetterQueue(self.config, self.task_id, self.catalog)
 

@@ -20,7 +20,7 @@ from connector.api.record import SinkRecord
 from connector.api.struct import Struct
 from connector.config.iceberg_config import IcebergConfig
 from connector.config.table_names import table_name_problem
-from connector.data.errant import SINK_TASK_CLASS, TASK_PUT, mark
+from connector.tolerance.errant import SINK_TASK_CLASS, TASK_PUT, mark
 
 
 def extract_path(value: Any, path: str) -> Any:

@@ -19,7 +19,6 @@ from typing import Any, Callable
 
 from connector.api.record import TopicPartition
 from connector.channel.coordinator import CycleReport
-from connector.channel.retry import transient
 from connector.config.icefloe_config import MAINTENANCE_ENABLED
 from connector.config.sink_config import SinkConfig
 from connector.herder.states import (
@@ -36,6 +35,7 @@ from connector.herder.states import (
 from connector.job import SinkJob, StopSignal
 from connector.maintenance.status import MaintenanceStatus
 from connector.metrics import JobMetrics
+from connector.tolerance.transient import transient
 
 log = logging.getLogger(__name__)
 

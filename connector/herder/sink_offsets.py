@@ -21,13 +21,13 @@ from pyiceberg.exceptions import NoSuchTableError
 from connector.api.record import TopicPartition
 from connector.channel.commit import commit_table
 from connector.channel.coordinator import Coordinator
-from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.herder.errors import BadRequestError, ConnectRestError
 from connector.kafka.client_config import admin_config_from, consumer_config
 from connector.kafka.group_offsets import commit_group_offsets, read_group_offsets
 from connector.kafka.topics import UnknownTopicError, resolve_partitions
+from connector.tolerance.transient import transient
 
 EMPTY_ALTER = "Partitions / offsets need to be provided for an alter offsets request"
 ALTERED = "The offsets for this connector have been altered successfully"

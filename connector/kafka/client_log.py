@@ -10,7 +10,7 @@ an earlier one said (whichever client said it) is counted instead, and the
 count is logged with the line again once a minute at most while it repeats.
 A broker that cannot be connected to is a warning, not an error: the job
 decides whether that is fatal (connector/kafka/reachability.py, the retries of
-connector/channel/retry.py) and says so in its own line.
+connector/tolerance/transient.py) and says so in its own line.
 """
 
 from __future__ import annotations

@@ -42,10 +42,10 @@ from confluent_kafka import KafkaError, Producer
 
 from connector.api.errors import ConnectException
 from connector.config.sink_config import SinkConfig
-from connector.data.errant import ErrantRecord, ErrorSettings
 from connector.faults import fault_point
 from connector.kafka.client_config import consumer_config
-from connector.kafka.dlq import (
+from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets
+from connector.tolerance.dead_letters import (
     ERROR_HEADER_CONNECTOR_NAME,
     ERROR_HEADER_OFFSET,
     ERROR_HEADER_PARTITION,
@@ -57,7 +57,7 @@ from connector.kafka.dlq import (
     _summaries,
     producer_config,
 )
-from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets
+from connector.tolerance.errant import ErrantRecord, ErrorSettings
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ attempts only hides the mistake, so a job first asks for the cluster's metadata
 for at most ``icefloe.kafka.connect-timeout-ms`` and otherwise fails with one
 line naming the bootstrap servers and what each connection attempt met. A
 cluster lost later, after it answered, is a transient fault the job rides out
-(connector/channel/retry.py).
+(connector/tolerance/transient.py).
 """
 
 from __future__ import annotations

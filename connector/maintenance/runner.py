@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table.snapshots import TOTAL_DATA_FILES, TOTAL_FILE_SIZE
 
-from connector.channel.retry import transient
 from connector.config.sink_config import SinkConfig
 from connector.maintenance.compaction import compact
 from connector.maintenance.expiry import expire
@@ -31,6 +30,7 @@ from connector.maintenance.manifests import rewrite_manifests
 from connector.maintenance.orphans import delete_orphans
 from connector.maintenance.policy import table_policy
 from connector.maintenance.status import MaintenanceReport, MaintenanceStatus, StepFailure, TableMaintenance
+from connector.tolerance.transient import transient
 
 if TYPE_CHECKING:
     from connector.metrics import JobMetrics

@@ -393,12 +393,12 @@ def last_spark_batch(table, branch: str, query_id: str) -> int | None:
 
 
 def _dlq_position(config: SinkConfig, catalog, covered: dict[TopicPartition, int]) -> dict[str, str]:
-    """The dead letter queue's position for the snapshot summary (see connector/kafka/dlq.py), when the
+    """The dead letter queue's position for the snapshot summary (see connector/tolerance/dead_letters.py), when the
     sink was told where Kafka is and a DLQ is configured."""
     if "bootstrap.servers" not in config.worker:
         return {}
     from connector.kafka.client_config import consumer_config
-    from connector.kafka.dlq import position_properties
+    from connector.tolerance.dead_letters import position_properties
 
     client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
     return position_properties(config, client_conf, catalog, covered)

@@ -148,7 +148,8 @@ class SparkTaskRunner:
                                        f"it resumes from the tables' offsets") from exc
             if WORKER_CRASHED not in str(exc):
                 raise
-            # nothing of the cycle is visible before its commit: the job may run it again (connector.channel.retry)
+            # nothing of the cycle is visible before its commit: the job may run it again
+            # (connector.tolerance.transient)
             raise RetriableException(f"A Spark executor's Python worker died during the tasks of "
                                      f"{assignments[0].task_id}.. ({WORKER_CRASHED})") from exc
 

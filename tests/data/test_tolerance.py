@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from connector.data.decoder import RecordConversionFailed
-from connector.data.errant import ErrantRecord
 from connector.data.strategy import COLUMNAR, PER_RECORD
-from connector.kafka.dlq import DeadLetterQueue, identity, producer_config
+from connector.tolerance.dead_letters import DeadLetterQueue, identity, producer_config
+from connector.tolerance.errant import ErrantRecord
 from tests.smt_batch.harness import raw_batch, run_pipeline, sink_props
 
 TOLERANT = {"errors.tolerance": "all"}
@@ -96,7 +96,7 @@ def test_a_failing_smt_is_a_transformation_error(tmp_path):
 def test_log_reporter_text(tmp_path, caplog):
     props = {**sink_props(tmp_path), **TOLERANT, "errors.log.enable": "true",
              "errors.log.include.messages": "true"}
-    with caplog.at_level(logging.ERROR, logger="connector.data.errant"):
+    with caplog.at_level(logging.ERROR, logger="connector.tolerance.errant"):
         run_pipeline(props, [raw_batch([b'{"id": 1}', b'{oops'], timestamps=[5, 6])], columnar=True)
     assert ("Error encountered in task smt-batch-0. Executing stage 'VALUE_CONVERTER' with class "
             "'org.apache.kafka.connect.json.JsonConverter', where consumed record is {topic='orders', "
@@ -164,7 +164,7 @@ def test_a_header_that_its_converter_rejects_is_a_header_converter_error(tmp_pat
 
 def test_dlq_producer_settings_and_context_headers(tmp_path):
     from connector.config.sink_config import SinkConfig
-    from connector.data.errant import ErrantRecord
+    from connector.tolerance.errant import ErrantRecord
 
     props = {**sink_props(tmp_path), **TOLERANT, "errors.deadletterqueue.topic.name": "dlq",
              "errors.deadletterqueue.context.headers.enable": "true", "producer.override.linger.ms": "7",
@@ -270,7 +270,7 @@ def test_transient_converter_errors_are_retried_for_errors_retry_timeout_then_fa
 
 def test_retry_policy_backs_off_and_gives_up_after_the_timeout():
     from connector.api.errors import RetriableException
-    from connector.data.errant import RetryPolicy
+    from connector.tolerance.errant import RetryPolicy
 
     pauses: list[float] = []
 

@@ -16,9 +16,10 @@ import pytest
 
 import connector.channel.coordinator as coordinator_module
 from connector.api.errors import ConnectException
-from connector.kafka.dlq import ensure_topic
+from connector.data.catalog import load_catalog
 from connector.kafka.offsets import OffsetRange, end_offsets
 from connector.kafka.range_reader import read_range
+from connector.tolerance.dead_letters import ensure_topic
 from tests.integration.harness import run_until_caught_up, sink_props, snapshot_offsets, table_rows, unique
 from tests.support.tansu import create_topic, produce
 
@@ -123,7 +124,7 @@ def test_tolerance_none_with_a_dlq_fails_on_the_first_bad_record_and_writes_no_d
 
 def test_the_dlq_topic_is_created_with_one_partition_and_a_capped_replication_factor(kafka_broker, caplog):
     dlq = unique("created_dlq")
-    with caplog.at_level(logging.INFO, logger="connector.kafka.dlq"):
+    with caplog.at_level(logging.INFO, logger="connector.tolerance.dead_letters"):
         ensure_topic({"bootstrap.servers": kafka_broker.bootstrap}, dlq, 3)
         ensure_topic({"bootstrap.servers": kafka_broker.bootstrap}, dlq, 3)  # exists: nothing to do
     assert any("replication factor 1" in m and "fewer than" in m for m in caplog.messages)
@@ -189,8 +190,8 @@ def _summary(props) -> dict[str, str]:
 def test_a_task_that_died_during_its_dlq_writes_is_completed_not_repeated(kafka_broker, tmp_path, headers):
     """Part of a task's DLQ records were written when it died; its re-run writes only the rest."""
     from connector.config.sink_config import SinkConfig
-    from connector.data.errant import ErrantRecord
-    from connector.kafka.dlq import DeadLetterQueue
+    from connector.tolerance.dead_letters import DeadLetterQueue
+    from connector.tolerance.errant import ErrantRecord
 
     topic, dlq = unique("partial"), unique("partial_dlq")
     props = _props(tmp_path, topic, dlq, headers=headers)
@@ -201,12 +202,13 @@ def test_a_task_that_died_during_its_dlq_writes_is_completed_not_repeated(kafka_
                for offset in (3, 5, 8, 13)]
     records.append(records[-1].__class__(**{**records[-1].__dict__, "offset": 21}))  # same bytes, other offset
 
-    first = DeadLetterQueue(config, f"{props['name']}-1-1-0")
+    catalog = load_catalog(props)
+    first = DeadLetterQueue(config, f"{props['name']}-1-1-0", catalog)
     first.send(records[:2])
     first.flush()
     first.close()  # ... and the task dies here
 
-    again = DeadLetterQueue(config, f"{props['name']}-1-1-0")  # the re-run of the same ranges
+    again = DeadLetterQueue(config, f"{props['name']}-1-1-0", catalog)  # the re-run of the same ranges
     again.send(records)
     again.flush()
     again.close()

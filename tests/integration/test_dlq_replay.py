@@ -15,10 +15,10 @@ from collections import Counter
 import pytest
 
 from connector.config.sink_config import SinkConfig
-from connector.kafka.dlq import ensure_topic
 from connector.kafka.dlq_replay import DlqReplay, ReplayRefused, replayed_key
 from connector.kafka.offsets import OffsetRange, end_offsets
 from connector.kafka.range_reader import read_range
+from connector.tolerance.dead_letters import ensure_topic
 from tests.integration.harness import load_table, run_until_caught_up, sink_props, table_rows, unique, write_config_file
 from tests.support.tansu import create_topic, produce
 

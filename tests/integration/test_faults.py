@@ -26,7 +26,7 @@ OUTAGE_SECONDS = 40  # longer than librdkafka's 30 s metadata timeout, which use
 
 
 def test_a_broker_outage_longer_than_the_client_timeouts_is_ridden_out(spark, tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="connector.channel.retry")
+    caplog.set_level(logging.INFO, logger="connector.tolerance.transient")
     caplog.set_level(logging.INFO, logger="icefloe.librdkafka")
     with TansuBroker() as broker:  # its own broker: the outage must not reach other tests
         topic = unique("outage")
@@ -46,7 +46,7 @@ def test_a_broker_outage_longer_than_the_client_timeouts_is_ridden_out(spark, tm
     assert not failure
     assert sorted(row["id"] for row in table_rows(props, "db.outage")) == list(range(200))
     # one line when the broker was lost, one when it was back; the attempts between only at DEBUG
-    retries = [r.getMessage() for r in caplog.records if r.name == "connector.channel.retry"]
+    retries = [r.getMessage() for r in caplog.records if r.name == "connector.tolerance.transient"]
     assert len(retries) == 2, retries
     assert " failed (" in retries[0] and "retrying with backoff for up to 120s" in retries[0]
     assert "succeeded again after" in retries[1] and "the fault is over" in retries[1]

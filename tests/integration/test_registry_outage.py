@@ -38,7 +38,7 @@ def test_a_registry_answering_500_for_a_while_is_ridden_out(kafka_broker, spark,
         "icefloe.driver.max-records": "0",  # the tasks on Spark's executors, not in the driver
         "errors.retry.delay.max.ms": "1000", "icefloe.transient.retry-timeout-ms": "120000"})
 
-    caplog.set_level(logging.WARNING, logger="connector.channel.retry")
+    caplog.set_level(logging.WARNING, logger="connector.tolerance.transient")
     schema_registry.inject_failures(10 ** 9, 500)  # every request, until cleared
     healed = threading.Timer(OUTAGE_SECONDS, schema_registry.clear_failures)
     healed.start()

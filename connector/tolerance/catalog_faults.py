@@ -2,7 +2,7 @@
 
 The catalog is opened when a job starts (and by ``icefloe validate``). What
 pyiceberg and its HTTP or database clients raise then is classified as the
-broker's and the Schema Registry's errors are (:func:`connector.channel.retry.transient`):
+broker's and the Schema Registry's errors are (:func:`connector.tolerance.transient.transient`):
 
 * unreachable, timing out, answering 5xx or 429: :class:`CatalogUnavailable`, a
   ``RetriableException`` the job rides out with backoff;
@@ -31,7 +31,6 @@ from pyiceberg.exceptions import (
 )
 
 from connector.api.errors import ConfigException, ConnectException, RetriableException
-from connector.channel.retry import transient
 from connector.config.catalog_config import (
     CATALOG_NAME_KEY,
     CATALOG_PREFIX,
@@ -40,6 +39,7 @@ from connector.config.catalog_config import (
     shown_uri,
 )
 from connector.data.catalog import load_catalog
+from connector.tolerance.transient import transient
 
 CREDENTIAL_KEYS = f"{CATALOG_PREFIX}credential or {CATALOG_PREFIX}token"
 

@@ -11,9 +11,9 @@ from confluent_kafka import KafkaError, KafkaException
 from pyiceberg.exceptions import ServiceUnavailableError
 
 from connector.api.errors import ConnectException, RetriableException
-from connector.channel.retry import StoppedWhileRetrying, TransientRetry, transient
 from connector.kafka.client_config import KafkaConfigError
 from connector.kafka.range_reader import RangeReadError, RangeStalledError
+from connector.tolerance.transient import StoppedWhileRetrying, TransientRetry, transient
 
 
 @pytest.mark.parametrize("exc, expected", [
@@ -87,7 +87,7 @@ def test_a_stop_request_ends_the_wait():
 
 def test_one_line_when_the_fault_is_met_and_one_when_it_is_over(caplog):
     action = Flaky(6, BROKER_DOWN)
-    with caplog.at_level(logging.INFO, logger="connector.channel.retry"):
+    with caplog.at_level(logging.INFO, logger="connector.tolerance.transient"):
         TransientRetry(timeout_ms=60_000, max_delay_ms=1).call(action, "A commit cycle")
     lines = [record.getMessage() for record in caplog.records if record.levelno >= logging.INFO]
     assert len(lines) == 2, lines

@@ -21,10 +21,10 @@ import requests
 from confluent_kafka import KafkaError, KafkaException
 from pyiceberg.exceptions import ServerError, ServiceUnavailableError, TooManyRequestsError
 
-from connector.api.backoff import RETRIES_DELAY_MIN_MS, backoff_ms
 from connector.api.errors import ConnectException, RetriableException
-from connector.data.errant import caused_by_a_service
 from connector.kafka.client_config import KafkaConfigError
+from connector.tolerance.backoff import RETRIES_DELAY_MIN_MS, backoff_ms
+from connector.tolerance.errant import caused_by_a_service
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ sink task (``RT/errors/``):
   with ``all`` the record is skipped and reported: logged when
   ``errors.log.enable`` (Connect's text), and kept as an :class:`ErrantRecord`
   with the **original raw** key, value, headers and timestamp for the
-  dead-letter queue (``connector.kafka.dlq``).
+  dead-letter queue (``connector.tolerance.dead_letters``).
 
 Errors that are not about one record (catalog, broker, a bug in a batch form)
 are never handled here: they fail the task as before.
@@ -29,8 +29,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
-from connector.api.backoff import backoff_ms
 from connector.api.errors import ConnectException, DataException, RetriableException
+from connector.tolerance.backoff import backoff_ms
 
 if TYPE_CHECKING:
     import pyarrow as pa

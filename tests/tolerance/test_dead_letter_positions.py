@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-import connector.kafka.dlq as dlq
-from connector.kafka.dlq import position_key, recorded_position
+import connector.tolerance.dead_letters as dlq
+from connector.tolerance.dead_letters import position_key, recorded_position
 
 
 class _Catalog:

@@ -41,7 +41,6 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connector.api.errors import ConnectException
-from connector.data.errant import ErrantRecord, ErrorSettings, task_number
 from connector.faults import fault_point
 from connector.kafka.client_config import (
     _LIBRDKAFKA_GLOBAL_KEYS,
@@ -51,6 +50,7 @@ from connector.kafka.client_config import (
     translate_client_properties,
 )
 from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets
+from connector.tolerance.errant import ErrantRecord, ErrorSettings, task_number
 
 log = logging.getLogger(__name__)
 
@@ -242,15 +242,15 @@ class DeadLetterQueue:
         return self._already
 
     def _read_tail(self) -> Counter:
-        from connector.data.catalog import load_catalog
         from connector.kafka.range_reader import read_range
 
         found: Counter = Counter()
         partitions = _partitions(self.client_conf, self.topic)
         if not partitions:
             return found
-        catalog = self.catalog if self.catalog is not None else load_catalog(self.config.props)
-        position = recorded_position(catalog, self.config, self.topic) or {}
+        if self.catalog is None:
+            raise ValueError("A dead letter queue that reads what it already sent needs the connector's catalog")
+        position = recorded_position(self.catalog, self.config, self.topic) or {}
         keys = [(self.topic, p) for p in partitions]
         ends = end_offsets(self.client_conf, keys)
         starts = earliest_offsets(self.client_conf, keys)

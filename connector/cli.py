@@ -277,7 +277,7 @@ def _dlq_parser(sub) -> None:
 
 def _dlq(config: SinkConfig) -> int:
     """``icefloe dlq replay``: prints what was replayed per table and what failed again (JSON)."""
-    from connector.kafka.dlq_replay import DlqReplay, ReplayRefused
+    from connector.dlq_replay import DlqReplay, ReplayRefused
 
     try:
         report = DlqReplay(config).run()

@@ -32,13 +32,13 @@ from connector.api.record import TopicPartition
 from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
 from connector.channel.worker import probe_schema_needs
 from connector.config.sink_config import SinkConfig
+from connector.data.catalog import open_catalog
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import bounded_end, end_offsets
 from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
 from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
-from connector.tolerance.catalog_faults import open_catalog
 from connector.tolerance.transient import StoppedWhileRetrying, TransientRetry
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ import threading
 from typing import Mapping
 
 from connector.config.catalog_config import catalog_properties, pyiceberg_properties
-from connector.tolerance.catalog_faults import CatalogUnavailable, catalog_label, classified, open_catalog
+from connector.data.catalog import open_catalog
+from connector.tolerance.catalog_faults import CatalogUnavailable, catalog_label, classified
 
 #: Catalog types opened by :func:`contact_catalog`: opening them writes nothing.
 OPENED_BY_VALIDATE = {"rest", "hive", "glue", "dynamodb", "bigquery"}

@@ -8,14 +8,16 @@ the catalog's commits delete old metadata files only by the table's rules
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog import load_catalog as _pyiceberg_load_catalog
 
-from connector.api.errors import ConfigException
+from connector.api.errors import ConfigException, ConnectException
 from connector.config.catalog_config import TYPE_KEY, catalog_properties, pyiceberg_properties
 from connector.config.icefloe_config import parse_icefloe_config
 from connector.data.metadata_cleanup import MetadataCleanup, install
+from connector.tolerance.catalog_faults import CatalogRefused, catalog_label, classified
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +68,17 @@ def _load_racing_creators(name: str, translated: dict[str, str]) -> Catalog:
             raise
         log.info("Catalog %s: another process created its tables meanwhile; opening it again", name)
         return _pyiceberg_load_catalog(name, **translated)
+
+
+def open_catalog(config: Mapping[str, str]) -> Catalog:
+    """The config's catalog (:func:`load_catalog`), its failures classified
+    (:mod:`connector.tolerance.catalog_faults`)."""
+    try:
+        return load_catalog(dict(config))
+    except ConnectException:
+        raise  # a config error, naming its key
+    except Exception as exc:
+        meaning = classified(exc, config)
+        if meaning is exc:  # nothing known about it, but it is the catalog's: name it
+            meaning = CatalogRefused(f"The {catalog_label(config)} cannot be opened: {type(exc).__name__}: {exc}")
+        raise meaning from exc

@@ -396,7 +396,7 @@ def restart_on(runtime: ConnectorRuntime, include_tasks: bool, only_failed: bool
 
 def replay_answer(config: SinkConfig) -> dict:
     """``POST /connectors/{name}/dlq/replay``: ``icefloe dlq replay`` with the connector's config."""
-    from connector.kafka.dlq_replay import DlqReplay, ReplayRefused
+    from connector.dlq_replay import DlqReplay, ReplayRefused
 
     try:
         return DlqReplay(config).run().as_dict()

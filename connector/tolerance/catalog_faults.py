@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyiceberg.catalog import Catalog
 from pyiceberg.exceptions import (
     AuthorizationExpiredError,
     BadRequestError,
@@ -38,7 +37,6 @@ from connector.config.catalog_config import (
     missing_library,
     shown_uri,
 )
-from connector.data.catalog import load_catalog
 from connector.tolerance.transient import transient
 
 CREDENTIAL_KEYS = f"{CATALOG_PREFIX}credential or {CATALOG_PREFIX}token"
@@ -78,19 +76,6 @@ def classified(exc: BaseException, config: Mapping[str, str]) -> BaseException:
     if transient(exc):
         return CatalogUnavailable(f"The {label} is unreachable: {_text(exc)}")
     return exc
-
-
-def open_catalog(config: Mapping[str, str]) -> Catalog:
-    """The config's catalog (:func:`connector.data.catalog.load_catalog`), its failures classified."""
-    try:
-        return load_catalog(dict(config))
-    except ConnectException:
-        raise  # a config error, naming its key
-    except Exception as exc:
-        meaning = classified(exc, config)
-        if meaning is exc:  # nothing known about it, but it is the catalog's: name it
-            meaning = CatalogRefused(f"The {catalog_label(config)} cannot be opened: {type(exc).__name__}: {exc}")
-        raise meaning from exc
 
 
 def _text(exc: BaseException) -> str:

@@ -11,7 +11,8 @@ import pytest
 from connector import cli
 from connector.api.errors import ConfigException
 from connector.config.sink_config import SinkConfig
-from connector.tolerance.catalog_faults import CatalogRefused, open_catalog
+from connector.data.catalog import open_catalog
+from connector.tolerance.catalog_faults import CatalogRefused
 
 BASE = {"name": "orders", "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector", "topics": "orders",
         "iceberg.tables": "db.orders", "iceberg.catalog.type": "sql", "iceberg.catalog.uri": "sqlite:///:memory:"}

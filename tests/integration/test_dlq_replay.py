@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 
 from connector.config.sink_config import SinkConfig
-from connector.kafka.dlq_replay import DlqReplay, ReplayRefused, replayed_key
+from connector.dlq_replay import DlqReplay, ReplayRefused, replayed_key
 from connector.kafka.offsets import OffsetRange, end_offsets
 from connector.kafka.range_reader import read_range
 from connector.tolerance.dead_letters import ensure_topic

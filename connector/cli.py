@@ -201,7 +201,7 @@ def _spark_conf(pairs: list[str]) -> dict[str, str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from connector.rest.plugins import version
+    from connector.herder.plugins import version
 
     parser = argparse.ArgumentParser(prog="icefloe", description="Run Kafka Connect Iceberg sink configs on Spark.")
     parser.add_argument("--version", action="version", version=f"icefloe {version()}")

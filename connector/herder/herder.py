@@ -17,7 +17,6 @@ import sqlite3
 import subprocess
 import threading
 from concurrent.futures import Future
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from connector.herder.errors import (
     NotFoundError,
     StartingError,
 )
+from connector.herder.plugins import version
 from connector.herder.sink_offsets import (
     alter_answer,
     not_stopped_message,
@@ -409,13 +409,6 @@ def task_config(config: dict[str, str]) -> dict[str, str]:
     connector_class = config.get("connector.class", "")
     task_class = connector_class[:-len("Connector")] + "Task" if connector_class.endswith("Connector") else ""
     return {**config, "task.class": task_class} if task_class else dict(config)
-
-
-def version() -> str:
-    try:
-        return metadata.version("icefloe")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 _COMMIT: list[str] = []

@@ -29,6 +29,7 @@ from connector.config.no_effect import no_effect_warnings
 from connector.config.providers import ConfigProviders
 from connector.config.sink_config import is_known_key
 from connector.herder.errors import BadRequestError, NotFoundError
+from connector.herder.plugins import connector_plugins
 
 log = logging.getLogger(__name__)
 
@@ -232,8 +233,6 @@ def require_known_connector(config: Mapping[str, Any]) -> None:
     own error, which lists the connectors the worker has (Connect's 500, a 400 here)."""
     name = config.get(CONNECTOR_CLASS)
     if name and not is_iceberg_connector(name):
-        from connector.rest.plugins import connector_plugins
-
         available = ", ".join(_plugin_desc(plugin["class"], plugin["version"]) for plugin in connector_plugins())
         raise BadRequestError(f"Failed to find any class that implements Connector and which name matches {name}, "
                               f"available connectors are: {available}")

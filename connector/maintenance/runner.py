@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Callable, Collection, Iterable, Mapping
+from typing import Callable, Collection, Iterable, Mapping, Protocol
 
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.table.snapshots import TOTAL_DATA_FILES, TOTAL_FILE_SIZE
@@ -32,10 +32,14 @@ from connector.maintenance.policy import table_policy
 from connector.maintenance.status import MaintenanceReport, MaintenanceStatus, StepFailure, TableMaintenance
 from connector.tolerance.transient import transient
 
-if TYPE_CHECKING:
-    from connector.metrics import JobMetrics
-
 log = logging.getLogger(__name__)
+
+
+class RoundObserver(Protocol):
+    """Told what each round did (the job's metrics: ``connector.metrics.JobMetrics``)."""
+
+    def maintenance_done(self, report: MaintenanceReport) -> None: ...
+
 
 STEPS = ("compact", "manifests", "expire", "orphans")
 
@@ -43,7 +47,7 @@ STEPS = ("compact", "manifests", "expire", "orphans")
 class Maintainer:
     """Runs maintenance rounds for one connector's tables."""
 
-    def __init__(self, config: SinkConfig, catalog, *, metrics: JobMetrics | None = None,
+    def __init__(self, config: SinkConfig, catalog, *, metrics: RoundObserver | None = None,
                  status: MaintenanceStatus | None = None, clock: Callable[[], float] = time.monotonic):
         self.config = config
         self.keys = config.icefloe.maintenance

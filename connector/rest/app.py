@@ -22,9 +22,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from connector.api.java.value_of import java_str
+from connector.herder import plugins
 from connector.herder.errors import BadRequestError, ConnectRestError, NotFoundError
 from connector.herder.validation import invalid_config_message, require_known_connector
-from connector.rest import plugins
 from connector.rest.errors import install_error_handlers
 from connector.rest.loggers import Loggers
 

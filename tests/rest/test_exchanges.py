@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from connector.herder.plugins import version
 from connector.rest.app import create_app
-from connector.rest.plugins import version
 from tests.rest.fake_herder import WORKER_ID, FakeHerder
 from tests.rest.log_levels import log_levels_restored
 

@@ -39,6 +39,7 @@ from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
 from connector.maintenance.runner import Maintainer
 from connector.progress import Progress
+from connector.takeover.replay import take_over_if_needed
 from connector.tolerance.transient import StoppedWhileRetrying, TransientRetry
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ class SinkJob:
                                        probe=probe_schema_needs)
         self._default_parallelism = default_parallelism
         self._cycle_records = 0  # offsets the cycle being planned covers
+        self._took_over = False
         self.maintainer = Maintainer(config, self.coordinator.catalog, metrics=metrics)
 
     def _max_tasks(self) -> int:
@@ -162,9 +164,17 @@ class SinkJob:
                                         self.config.connect.topics_regex)
         return end_offsets(self.client_conf, partitions)
 
+    def start_offsets(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """Where each partition resumes; at the job's first start, after taking over from a Java sink
+        (its complete commits finished: connector.takeover)."""
+        if not self._took_over:
+            take_over_if_needed(self.coordinator.catalog, self.config, self.client_conf, partitions)
+            self._took_over = True  # not before: a transient failure runs it again
+        return self.coordinator.start_offsets(partitions)
+
     def catch_up(self, target: dict[TopicPartition, int], summary: JobSummary, cycles: int | None = None) -> bool:
         """Run cycles towards ``target`` (at most ``cycles``); whether some backlog is left."""
-        start = self.coordinator.start_offsets(list(target))
+        start = self.start_offsets(list(target))
         if self.metrics is not None:
             self.metrics.positions(start, target)
         progress = Progress(start, target, bar=self.progress_bar)
@@ -178,7 +188,7 @@ class SinkJob:
             summary.cycles.append(report)
             progress.advance(report)
             done += 1
-            start = self.coordinator.start_offsets(list(target))
+            start = self.start_offsets(list(target))
         return not progress.caught_up
 
     def cycle(self, start: dict[TopicPartition, int], target: dict[TopicPartition, int]) -> CycleReport | None:

@@ -31,6 +31,7 @@ from connector.channel.fencing import Fence, capture
 from connector.channel.group_mirror import GroupMirror
 from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.offsets import committed_offsets, java_keys
+from connector.channel.resume_groups import resume_groups
 from connector.channel.resume_log import log_resume_points
 from connector.channel.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
@@ -39,8 +40,6 @@ from connector.faults import fault_point
 from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offset_reset import reset_offsets
 from connector.kafka.offsets import OffsetRange, plan_ranges
-from connector.takeover.groups import resume_groups
-from connector.takeover.replay import take_over_if_needed
 from connector.tolerance.dead_letters import position_properties
 
 log = logging.getLogger(__name__)
@@ -114,7 +113,6 @@ class Coordinator:
         # The static tables as start_offsets() read them (None: missing), for the next cycle's fence: it
         # notes the very heads its start positions came from, without loading them again.
         self._start_heads: dict[str, Any] = {}
-        self.takeover_checked = False  # the Java sink's control topic is looked at once, before the first cycle
         self.group_mirror = GroupMirror(client_conf, config.group_id)
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
@@ -130,9 +128,6 @@ class Coordinator:
     def start_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Resume positions: the tables' offsets first, then the consumer group(s), then ``auto.offset.reset``."""
         partitions = list(partitions)
-        if not self.takeover_checked:
-            take_over_if_needed(self.catalog, self.config, self.client_conf, partitions)
-            self.takeover_checked = True  # not before: a transient failure runs it again
         self._start_heads = {}
         from_tables = self.table_offsets(partitions, heads=self._start_heads)
         missing = [tp for tp in partitions if tp not in from_tables]

@@ -74,7 +74,7 @@ def migrate(args) -> int:
     from connector.deploy.client import ConnectClient, WorkerError, WorkerUnreachable
     from connector.kafka.client_config import consumer_config
     from connector.kafka.topics import resolve_partitions
-    from connector.takeover.replay import plan
+    from connector.takeover.replay import plan, take_over_if_needed
 
     source = ConnectClient(args.from_connect)
     try:
@@ -118,7 +118,6 @@ def migrate(args) -> int:
             print(takeover.describe() if takeover.found_events else
                   f"No events of this connector on control topic {config.iceberg.control_topic}")
             preview = Coordinator(config, catalog, client_conf, max_tasks=1, split_large=False)
-            preview.takeover_checked = True  # read only
             start = {**preview.start_offsets(partitions), **takeover.resume}
             _print_offsets("Would resume from", start)
             print(f"Would start {config.name} " + (f"on {args.to}" if args.to else "as a job here"))
@@ -127,7 +126,8 @@ def migrate(args) -> int:
         wait_until_stopped(source, config.name, args.timeout)
         print(f"Stopped {config.name} on {args.from_connect}")
         coordinator = Coordinator(config, catalog, client_conf, max_tasks=1, split_large=False)
-        start = coordinator.start_offsets(partitions)  # takes over first
+        take_over_if_needed(catalog, config, client_conf, partitions)
+        start = coordinator.start_offsets(partitions)
         _print_offsets("Resuming from", start)
     except ConnectException as exc:
         print(f"Migration failed: {exc}", file=sys.stderr)

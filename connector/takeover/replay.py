@@ -61,6 +61,7 @@ from connector.channel.offsets import (
     java_keys,
     offsets_key,
 )
+from connector.channel.resume_groups import resume_groups
 from connector.config.sink_config import SinkConfig
 from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets
@@ -75,7 +76,6 @@ from connector.takeover.events import (
     StartCommit,
     decode_event,
 )
-from connector.takeover.groups import resume_groups
 
 log = logging.getLogger(__name__)
 

@@ -47,7 +47,7 @@ def test_latest_reads_only_what_comes_after_the_first_start(kafka_broker, spark,
 
     job = SinkJob(SinkConfig.parse(props, {"bootstrap.servers": kafka_broker.bootstrap}), SparkTaskRunner(spark),
                   default_parallelism=2, until_caught_up=True)
-    start = job.coordinator.start_offsets([(topic, 0), (topic, 1)])
+    start = job.start_offsets([(topic, 0), (topic, 1)])
     assert start == {(topic, 0): 5, (topic, 1): 5}
     produce_round_robin(kafka_broker.bootstrap, topic, [json.dumps({"id": i}).encode() for i in range(10, 14)], 2)
     job.run()  # the positions resolved at the first start hold: the records produced since are read

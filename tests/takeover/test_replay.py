@@ -119,7 +119,7 @@ def test_takeover_none_resumes_from_the_group_and_reads_no_control_topic(kafka_b
     config = SinkConfig.parse({**props, "icefloe.takeover": "none"}, {"bootstrap.servers": kafka_broker.bootstrap})
     job = SinkJob(config, runner=None, default_parallelism=1, until_caught_up=True)  # type: ignore[arg-type]
     # the group the Java workers left: partition 0 is 5 records ahead of the last complete commit
-    assert job.coordinator.start_offsets([(topic, 0), (topic, 1)]) == {(topic, 0): 30, (topic, 1): 22}
+    assert job.start_offsets([(topic, 0), (topic, 1)]) == {(topic, 0): 30, (topic, 1): 22}
     assert len(table_rows(props, "db.b")) == 18  # nothing committed
 
 
@@ -131,7 +131,7 @@ def test_a_forced_takeover_on_every_start_adds_nothing_twice(kafka_broker, tmp_p
                               {"bootstrap.servers": kafka_broker.bootstrap})
     for _ in range(2):
         job = SinkJob(config, runner=None, default_parallelism=1, until_caught_up=True)  # type: ignore[arg-type]
-        assert job.coordinator.start_offsets([(topic, 0), (topic, 1)]) == {(topic, 0): 25, (topic, 1): 22}
+        assert job.start_offsets([(topic, 0), (topic, 1)]) == {(topic, 0): 25, (topic, 1): 22}
         assert sorted(r["id"] for r in table_rows(props, "db.b")) == sorted(_ids(0, 0, 25) + _ids(1, 0, 22))
 
 

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return deploy(args)
     if args.command == "migrate":
-        from connector.takeover.migrate import migrate
+        from connector.commands.migrate import migrate
 
         _configure_logging(args, None)
         return migrate(args)
@@ -126,7 +126,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     from connector.job import SinkJob, StopSignal
     from connector.spark.on_demand import OnDemandSession
     from connector.spark.runner import SparkTaskRunner, warm_up
-    from connector.spark.session import build_context
+    from connector.spark.session import build_context, spark_conf_pairs
 
     stop = StopSignal()
     stop.install()
@@ -140,7 +140,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
             print(f"Cannot serve metrics on port {args.metrics_port}: {exc}", file=sys.stderr)
             return 2
         metrics = JobMetrics(config.name)
-    spark_conf = _spark_conf(args.spark_conf)
+    spark_conf = spark_conf_pairs(args.spark_conf)
     bar = terminal_bar(console) if console is not None else None
     # Spark starts only for a cycle too large for the driver (icefloe.driver.max-records), in the
     # background: a context (~3.5 s of JVM start-up here), then its executors' Python workers (warm_up).
@@ -188,16 +188,6 @@ def _sum_rows(summary) -> dict[str, int]:
         for table, count in cycle.rows_written.items():
             rows[table] = rows.get(table, 0) + count
     return rows
-
-
-def _spark_conf(pairs: list[str]) -> dict[str, str]:
-    conf = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise SystemExit(f"--spark-conf expects KEY=VALUE, got '{pair}'")
-        conf[key.strip()] = value.strip()
-    return conf
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -292,7 +282,7 @@ def _dlq(config: SinkConfig) -> int:
 
 
 def _migrate_parser(sub) -> None:
-    from connector.takeover.migrate import add_parser
+    from connector.commands.migrate import add_parser
 
     add_parser(sub)
 

@@ -131,12 +131,11 @@ def _start_spark(pairs: list[str]) -> Future:
     """The worker's one Spark context (its tasks are RDD jobs: no Spark SQL session), started off the
     main thread so HTTP answers at once, with its executors' Python workers started and warm: the
     first connector deployed does not wait for them in its first cycle."""
-    from connector.cli import _spark_conf
     from connector.spark.on_demand import start_in_background
     from connector.spark.runner import warm_up
-    from connector.spark.session import build_context
+    from connector.spark.session import build_context, spark_conf_pairs
 
-    conf = _spark_conf(pairs)
+    conf = spark_conf_pairs(pairs)
     return start_in_background(lambda: warm_up(build_context("icefloe-worker", conf)))
 
 

@@ -108,3 +108,14 @@ def _defaults_name_master() -> bool:
         return False
     with open(path) as handle:
         return any(line.split()[:1] == ["spark.master"] for line in handle if line.strip())
+
+
+def spark_conf_pairs(pairs: list[str] | None) -> dict[str, str]:
+    """``--spark-conf KEY=VALUE`` arguments as Spark settings; a malformed one ends the command, naming it."""
+    conf = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"--spark-conf expects KEY=VALUE, got '{pair}'")
+        conf[key.strip()] = value.strip()
+    return conf

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from connector.cli import main
-from connector.takeover.migrate import differences
+from connector.commands.migrate import differences
 from tests.deploy.fake_connect import FakeWorker, RunningFake
 from tests.integration.harness import table_rows
 from tests.takeover.test_replay import PER_PARTITION, _ids, _java_history

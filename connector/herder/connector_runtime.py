@@ -285,12 +285,3 @@ class ConnectorRuntime:
                 return None
             state, trace = self._tasks[task]
         return task_state_info(task, state, self.worker_id, trace)
-
-    def task_state(self, task: int) -> str | None:
-        with self._status_lock:
-            entry = self._tasks.get(task)
-        return entry[0] if entry else None
-
-    def connector_state(self) -> str:
-        with self._status_lock:
-            return self._connector[0]

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from connector.api.errors import ConfigException
-from connector.herder.errors import BadRequestError, ConnectRestError
+from connector.herder.errors import ConnectRestError
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,3 @@ def _validation_text(exc: RequestValidationError) -> str:
         where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("query", "path", "body"))
         parts.append(f"{where}: {error.get('msg', 'invalid value')}" if where else str(error.get("msg")))
     return "Invalid request: " + "; ".join(parts) if parts else "Invalid request"
-
-
-def bad_request(message: str) -> BadRequestError:
-    return BadRequestError(message)

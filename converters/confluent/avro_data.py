@@ -177,14 +177,6 @@ class AvroSchema:
             self._by_name = {f.name: f for f in self.fields}
         return self._by_name.get(name)
 
-    def get_prop(self, key: str) -> Any:
-        return self.props.get(key)
-
-    @property
-    def logical_type(self) -> str | None:
-        lt = self.props.get(AVRO_LOGICAL_TYPE_PROP)
-        return lt if isinstance(lt, str) else None
-
     def type_name(self) -> str:
         """The name a union uses for this branch: full name of named types, else the type."""
         return self.name if self.kind in NAMED else self.kind  # type: ignore[return-value]
@@ -646,15 +638,6 @@ class AvroData:
                 return node.name  # type: ignore[return-value]
             return self._split_name(node.short_name)[1]  # type: ignore[return-value]
         return node.kind
-
-    def _connect_union_member_name(self, schema: Schema, index: int) -> str:
-        if self.generalized:
-            return generalized_union_field_name(index)
-        if schema.type is Type.STRUCT or _is_enum_schema(schema) or _is_fixed_schema(schema):
-            if self.enhanced:
-                return self._scrub_full(schema.name)  # type: ignore[return-value]
-            return self._split_name(schema.name)[1]  # type: ignore[return-value]
-        return _CONNECT_TO_AVRO_TYPE[schema.type]
 
     def union_field_names(self, node: AvroSchema) -> list[str | None]:
         """The Connect Union struct field for each branch (None for the null branch)."""

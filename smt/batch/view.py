@@ -150,10 +150,6 @@ class MapFields:
         loose = frozenset(names) if ALL in values.loose else values.loose
         return cls(list(zip(names, arrays)), len(struct), mask, loose, values.origins)
 
-    @property
-    def has_nulls(self) -> bool:
-        return self.null_mask is not None and pc.any(self.null_mask).as_py() is True
-
     def field_loose(self, name: str) -> bool:
         return name in self.loose
 

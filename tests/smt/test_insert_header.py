@@ -8,8 +8,6 @@ from connector.api import ConfigException, Header, Schema
 from smt.transforms.insert_header import InsertHeader
 from tests.smt import record, string_header
 
-pytest.importorskip("connector.api.values", reason="needs connector.api.values (Values.parseString)")
-
 
 def configured(header, value_literal):
     xform = InsertHeader()

@@ -21,8 +21,6 @@ from connector.api import (
 from smt.transforms.mask_field import Key, Value
 from tests.smt import UTC, millis, record
 
-pytest.importorskip("connector.api.values", reason="needs connector.api.values (Values.convertTo*)")
-
 SCHEMA = (SchemaBuilder.struct()
           .field("magic", Schema.INT32_SCHEMA)
           .field("bool", Schema.BOOLEAN_SCHEMA)

@@ -126,7 +126,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     from connector.job import SinkJob, StopSignal
     from connector.spark.on_demand import OnDemandSession
     from connector.spark.runner import SparkTaskRunner, warm_up
-    from connector.spark.session import build_context
+    from connector.spark.session import build_context, configured_master
 
     stop = StopSignal()
     stop.install()
@@ -148,7 +148,8 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     session = OnDemandSession(
         lambda: warm_up(build_context(f"icefloe-{config.name}", spark_conf, quick_start=True)))
     try:
-        job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
+        job = SinkJob(config, SparkTaskRunner(session, master=configured_master(spark_conf)),
+                      until_caught_up=args.until_caught_up, stop=stop,
                       progress_bar=bar, metrics=metrics)
         freeze_startup_objects()  # the driver reads records too (small cycles, and while Spark starts)
         if bar is not None:

@@ -20,6 +20,7 @@ from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.worker import run_task, run_task_isolated
 from connector.config.icefloe_config import IcefloeConfig
 from connector.spark.on_demand import OnDemandSession
+from connector.spark.session import configured_master, is_cluster_master
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,11 @@ class SparkTaskRunner:
     (``icefloe.driver.while-spark-starts``): its tasks stop reading once Spark is up.
     """
 
-    def __init__(self, spark: Any, *, isolate_failures: bool = False):
+    def __init__(self, spark: Any, *, isolate_failures: bool = False, master: str | None = None):
+        """``master``: the master the session runs on, when it may still be starting (else it is asked
+        from the running session, or from the environment's Spark settings while it starts)."""
         self._spark = spark
+        self._master = master
         self.isolate_failures = isolate_failures
         self.driver_rounds = 0  # rounds of tasks run in the driver (small cycles, runs_in_driver)
         self.bridging = False  # the coming cycle runs in the driver until Spark is up (expect_cycle)
@@ -105,9 +109,28 @@ class SparkTaskRunner:
             log.info("Starting Spark: the cycle covers %d offsets, more than icefloe.driver.max-records (%d)",
                      records, config.driver_max_records)
             self._spark.start()
-        if config.driver_while_spark_starts and config.driver_max_records > 0 and not self.session_ready(0):
+        if self._bridges(config) and not self.session_ready(0):
             log.info("Spark is starting: the driver reads this cycle until it is up")
             self.bridging = True
+
+    def _bridges(self, config: IcefloeConfig) -> bool:
+        """Whether a large cycle runs in the driver while Spark starts (``icefloe.driver.while-spark-starts``;
+        unset: only on a local master, since a cluster's driver host is not sized to read a backlog)."""
+        if config.driver_max_records <= 0:
+            return False
+        if config.driver_while_spark_starts is not None:
+            return config.driver_while_spark_starts
+        return not is_cluster_master(self.master)
+
+    @property
+    def master(self) -> str:
+        """The master tasks run on: as given, the running session's, or what the Spark settings name."""
+        if self._master is None:
+            starting = self._starting()
+            if isinstance(starting, Future) and not starting.done():
+                return configured_master()
+            self._master = str(self.context.master)
+        return self._master
 
     @property
     def default_parallelism(self) -> int:

@@ -71,9 +71,24 @@ def _settings(conf: Mapping[str, str] | None, quick_start: bool) -> dict[str, st
     conf = dict(conf or {})
     if quick_start:
         conf.setdefault("spark.driver.extraJavaOptions", QUICK_START_JAVA_OPTIONS)
-    if "spark.master" not in conf and not os.environ.get("MASTER") and not _defaults_name_master():
+    if "spark.master" not in conf and not os.environ.get("MASTER") and _defaults_master() is None:
         conf["spark.master"] = "local[*]"
     return {**DEFAULTS, **conf}
+
+
+def configured_master(conf: Mapping[str, str] | None = None) -> str:
+    """The master a session built with ``conf`` runs on: ``conf``'s, else ``MASTER``, else
+    spark-defaults.conf's, else ``local[*]`` (as :func:`build_context` settles it)."""
+    conf = conf or {}
+    if "spark.master" in conf:
+        return conf["spark.master"]
+    return os.environ.get("MASTER") or _defaults_master() or "local[*]"
+
+
+def is_cluster_master(master: str) -> bool:
+    """Whether ``master`` runs executors apart from the driver (``spark://``, ``yarn``, ``k8s://``, ...),
+    as opposed to ``local``, ``local[N]`` and ``local[*]``, whose tasks share the driver's host."""
+    return not master.strip().lower().startswith("local")
 
 
 def _launch_driver_jvm_in_own_session(settings: Mapping[str, str]) -> None:
@@ -98,13 +113,17 @@ def _launch_driver_jvm_in_own_session(settings: Mapping[str, str]) -> None:
         SparkContext._jvm = gateway.jvm
 
 
-def _defaults_name_master() -> bool:
-    """Whether a spark-defaults.conf in SPARK_CONF_DIR already chooses the master."""
+def _defaults_master() -> str | None:
+    """The master a spark-defaults.conf in SPARK_CONF_DIR chooses, if any."""
     conf_dir = os.environ.get("SPARK_CONF_DIR")
     if not conf_dir:
-        return False
+        return None
     path = os.path.join(conf_dir, "spark-defaults.conf")
     if not os.path.exists(path):
-        return False
+        return None
     with open(path) as handle:
-        return any(line.split()[:1] == ["spark.master"] for line in handle if line.strip())
+        for line in handle:
+            words = line.split(None, 1)
+            if words[:1] == ["spark.master"] and len(words) == 2:
+                return words[1].strip()
+    return None

@@ -6,6 +6,8 @@
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
     icefloe dlq replay CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
     icefloe maintain CONFIG.json [--worker worker.properties] [--table NS.TABLE ...]
+    icefloe show CONFIG.json [--worker worker.properties] [--table NS.TABLE ...] [--snapshots N] [--rows N]
+    icefloe broker [--port PORT] [--topic NAME[:PARTITIONS] ...]
     icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
     icefloe migrate --from-connect URL --connector NAME [--worker FILE] [--dry-run] [--to URL] ...
 
@@ -50,6 +52,15 @@ def main(argv: list[str] | None = None) -> int:
 
         _configure_logging(args, None)
         return validate(args)
+    if args.command == "broker":
+        from connector.embedded.command import broker
+
+        return broker(args)
+    if args.command == "show":
+        from connector.show_table import show
+
+        logging.basicConfig(level=logging.WARNING, handlers=[log_handler(None)])  # the output is the table
+        return show(args)
     if args.command == "maintain":
         from connector.maintenance.offline import maintain
 
@@ -237,6 +248,7 @@ def _parser() -> argparse.ArgumentParser:
     _dlq_parser(sub)
     _migrate_parser(sub)
     _maintain_parser(sub)
+    _try_it_parsers(sub)
     return parser
 
 
@@ -304,6 +316,15 @@ def _maintain_parser(sub) -> None:
     maintain.add_argument("--table", action="append", default=[], metavar="NS.TABLE",
                           help="a table to maintain besides the config's iceberg.tables (repeatable)")
     maintain.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bar")
+
+
+def _try_it_parsers(sub) -> None:
+    """``icefloe broker`` and ``icefloe show``: an embedded broker for your own data, and what landed."""
+    from connector.embedded.command import add_parser as broker_parser
+    from connector.show_table import add_parser as show_parser
+
+    broker_parser(sub)
+    show_parser(sub)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable, Sequence
@@ -161,10 +162,16 @@ class SparkTaskRunner:
     def _on_spark(self, task: Callable[[TaskAssignment], TaskResult],
                   assignments: Sequence[TaskAssignment]) -> list[TaskResult]:
         context = self.context
+        first = assignments[0].task_id
+        group = f"icefloe-{first}-{uuid.uuid4().hex[:8]}"
+        executors = _executors(context)
         try:
-            context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
-            return context.parallelize(list(assignments), len(assignments)).map(task).collect()
+            context.setJobGroup(group, f"icefloe tasks {first}..")
+            results = context.parallelize(list(assignments), len(assignments)).map(task).collect()
+            _report_retries(context, group, first, executors)
+            return results
         except Exception as exc:
+            _report_retries(context, group, first, executors)
             exit_code = _jvm_exit_code(context) if isinstance(exc, ConnectionError) else None
             if exit_code is not None:  # not transient: retrying a dead gateway only delays the failure
                 raise ConnectException(f"The Spark driver JVM exited (exit code {exit_code}); restart the job: "
@@ -174,6 +181,36 @@ class SparkTaskRunner:
             # nothing of the cycle is visible before its commit: the job may run it again (connector.channel.retry)
             raise RetriableException(f"A Spark executor's Python worker died during the tasks of "
                                      f"{assignments[0].task_id}.. ({WORKER_CRASHED})") from exc
+
+
+def _executors(context: Any) -> set[str]:
+    """``host:port`` of the executors the application has now (the driver's entry among them)."""
+    try:
+        return {f"{e.host}:{e.port}" for e in context.statusTracker().getExecutorInfos()}
+    except Exception:  # noqa: BLE001 - only for a log line
+        return set()
+
+
+def _report_retries(context: Any, group: str, first: str, before: set[str]) -> None:
+    """Say so when Spark ran some of a cycle's tasks again (an executor or its Python worker lost, a task
+    failed) or lost executors meanwhile: Spark rides both out by itself, silently otherwise."""
+    try:
+        tracker = context.statusTracker()
+        failed = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in (job.stageIds if job is not None else []):
+                stage = tracker.getStageInfo(stage_id)
+                failed += stage.numFailedTasks if stage is not None else 0
+        lost = sorted(before - _executors(context))
+    except Exception:  # noqa: BLE001 - only for a log line
+        return
+    if lost:
+        log.warning("Spark lost executor(s) %s during the tasks of %s..; Spark runs their tasks on the "
+                    "executors left (or waits for new ones)", ", ".join(lost), first)
+    if failed:
+        log.warning("Spark ran %d failed task attempt(s) of %s.. again (an executor or its Python worker lost, "
+                    "or a task failed); the cycle commits once every task succeeded", failed, first)
 
 
 def warm_up(context: Any) -> Any:

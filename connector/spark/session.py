@@ -98,17 +98,27 @@ def _launch_driver_jvm_in_own_session(settings: Mapping[str, str]) -> None:
     group the JVM would die at once and the commit in flight with it. Outside it,
     SIGTERM and Ctrl-C reach Python only, which finishes its commit and then
     stops Spark. The JVM still exits if Python dies, as PySpark arranges: it
-    watches the pipe on its stdin. A JVM that already runs (a notebook's, a
-    test's) is left as it is.
+    watches the pipe on its stdin. Its stdout and stderr are read into icefloe's
+    log (:mod:`connector.spark.jvm_output`). A JVM that already runs (a
+    notebook's, a test's) is left as it is.
     """
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
+
+    from connector.spark.jvm_output import forward
 
     with SparkContext._lock:
         if SparkContext._gateway is not None:
             return
         conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
-        gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})
+        # Spark's console output goes to icefloe's log, from the first line (a JVM that fails to start says why)
+        read_end, write_end = os.pipe()
+        forward(os.fdopen(read_end, "rb"), "console")
+        try:
+            gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True, "stdout": write_end,
+                                                         "stderr": write_end})
+        finally:
+            os.close(write_end)  # the JVM holds its own copy
         SparkContext._gateway = gateway
         SparkContext._jvm = gateway.jvm
 

@@ -110,7 +110,7 @@ class SparkTaskRunner:
             log.info("Starting Spark: the cycle covers %d offsets, more than icefloe.driver.max-records (%d)",
                      records, config.driver_max_records)
             self._spark.start()
-        if self._bridges(config) and not self.session_ready(0):
+        if not self.session_ready(0) and self._bridges(config):
             log.info("Spark is starting: the driver reads this cycle until it is up")
             self.bridging = True
 
@@ -125,13 +125,9 @@ class SparkTaskRunner:
 
     @property
     def master(self) -> str:
-        """The master tasks run on: as given, the running session's, or what the Spark settings name."""
-        if self._master is None:
-            starting = self._starting()
-            if isinstance(starting, Future) and not starting.done():
-                return configured_master()
-            self._master = str(self.context.master)
-        return self._master
+        """The master tasks run on: as given, else what the environment's Spark settings name (asked while
+        the session starts, so not from the session)."""
+        return self._master or configured_master()
 
     @property
     def default_parallelism(self) -> int:

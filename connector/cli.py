@@ -156,12 +156,13 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     # Spark starts only for a cycle too large for the driver (icefloe.driver.max-records), in the
     # background: a context (~3.5 s of JVM start-up here), then its executors' Python workers (warm_up).
     # The driver meanwhile probes records, creates tables, and reads (icefloe.driver.while-spark-starts).
+    feed = _progress_feed() if bar is not None else None
     session = OnDemandSession(
-        lambda: warm_up(build_context(f"icefloe-{config.name}", spark_conf, quick_start=True)))
+        lambda: warm_up(_feeding(build_context(f"icefloe-{config.name}", spark_conf, quick_start=True), feed)))
     try:
         job = SinkJob(config, SparkTaskRunner(session, master=configured_master(spark_conf)),
                       until_caught_up=args.until_caught_up, stop=stop,
-                      progress_bar=bar, metrics=metrics)
+                      progress_bar=bar, metrics=metrics, progress_feed=feed)
         freeze_startup_objects()  # the driver reads records too (small cycles, and while Spark starts)
         if bar is not None:
             with bar:
@@ -185,6 +186,26 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
                       "rows_written": _sum_rows(summary),
                       "dlq_records": sum(sum(c.dlq_records.values()) for c in summary.cycles)}, indent=None))
     return 0
+
+
+def _progress_feed() -> Any:
+    """Where tasks say how far they read (the bars move before the commit); tasks in the driver find it here."""
+    import os
+
+    from connector.progress_feed import FEED_ENV, ProgressFeed
+
+    feed = ProgressFeed()
+    os.environ[FEED_ENV] = feed.address("127.0.0.1")
+    return feed
+
+
+def _feeding(context: Any, feed: Any) -> Any:
+    """``context``, its executors' tasks told where ``feed`` is (set before their Python workers start)."""
+    if feed is not None:
+        from connector.progress_feed import FEED_ENV
+
+        context.environment[FEED_ENV] = feed.address(context.getConf().get("spark.driver.host") or "127.0.0.1")
+    return context
 
 
 def _failed(args, exc: BaseException, kind: str = "") -> None:

@@ -100,15 +100,17 @@ LOG_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 def log_handler(console: Any) -> logging.Handler:
     """Piped: one plain line per record. On a terminal (``console``): rich's lines, drawn above the
     progress bars instead of through them, with the same fields (no source path, which the piped
-    format does not have either)."""
+    format does not have either). A line logged by a connector's job names it (``[name]``)."""
+    from connector.log_context import ConnectorFormatter
+
     if console is None:
         handler: logging.Handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        return handler
-    from rich.logging import RichHandler
+        handler.setFormatter(ConnectorFormatter("%(asctime)s %(levelname)s %(name)s: %(connector)s%(message)s"))
+    else:
+        from rich.logging import RichHandler
 
-    handler = RichHandler(console=console, show_path=False, log_time_format=f"[{LOG_TIME_FORMAT}]")
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        handler = RichHandler(console=console, show_path=False, log_time_format=f"[{LOG_TIME_FORMAT}]")
+        handler.setFormatter(ConnectorFormatter("%(name)s: %(connector)s%(message)s"))
     return handler
 
 

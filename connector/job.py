@@ -37,6 +37,7 @@ from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import TopicPartition, bounded_end, end_offsets
 from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
+from connector.log_context import CONNECTOR
 from connector.maintenance.runner import Maintainer
 from connector.progress import Progress, TopicBars
 
@@ -120,17 +121,21 @@ class SinkJob:
         return parallelism or self.config.connect.tasks_max
 
     def run(self) -> JobSummary:
-        if self.metrics is not None:
-            self.metrics.started()
+        named = CONNECTOR.set(self.config.name)  # while it runs, this thread's log lines name the connector
         try:
-            summary = self._run()
-        except Exception as exc:
             if self.metrics is not None:
-                self.metrics.failed(exc)
-            raise
-        if self.metrics is not None:
-            self.metrics.stopped()
-        return summary
+                self.metrics.started()
+            try:
+                summary = self._run()
+            except Exception as exc:
+                if self.metrics is not None:
+                    self.metrics.failed(exc)
+                raise
+            if self.metrics is not None:
+                self.metrics.stopped()
+            return summary
+        finally:
+            CONNECTOR.reset(named)
 
     def _run(self) -> JobSummary:
         summary = JobSummary()

@@ -73,16 +73,23 @@ def _settings(conf: Mapping[str, str] | None, quick_start: bool) -> dict[str, st
         conf.setdefault("spark.driver.extraJavaOptions", QUICK_START_JAVA_OPTIONS)
     if "spark.master" not in conf and not os.environ.get("MASTER") and _defaults_master() is None:
         conf["spark.master"] = "local[*]"
+    global _building_for
+    _building_for = conf.get("spark.master") or os.environ.get("MASTER") or _defaults_master()
     return {**DEFAULTS, **conf}
 
 
+#: the master this process last built (or began building) its session for: one Spark per process
+_building_for: str | None = None
+
+
 def configured_master(conf: Mapping[str, str] | None = None) -> str:
-    """The master a session built with ``conf`` runs on: ``conf``'s, else ``MASTER``, else
-    spark-defaults.conf's, else ``local[*]`` (as :func:`build_context` settles it)."""
+    """The master a session built with ``conf`` runs on: ``conf``'s, else the one this process's session
+    is being built for (``icefloe serve --spark-conf``), else ``MASTER``, else spark-defaults.conf's,
+    else ``local[*]`` (as :func:`build_context` settles it)."""
     conf = conf or {}
     if "spark.master" in conf:
         return conf["spark.master"]
-    return os.environ.get("MASTER") or _defaults_master() or "local[*]"
+    return _building_for or os.environ.get("MASTER") or _defaults_master() or "local[*]"
 
 
 def is_cluster_master(master: str) -> bool:

@@ -95,6 +95,28 @@ def test_a_backfill_on_a_cluster_master_runs_its_cycles_on_the_executors(kafka_b
     assert executors and "driver" not in executors, executors
 
 
+def test_a_lost_executor_is_said_in_the_log_and_its_tasks_run_again(kafka_broker, spark_cluster, tmp_path):
+    """An executor JVM killed mid-task (as when its host dies): Spark runs the tasks again on a new
+    executor, the log says so, and the table is exact."""
+    records = 4000
+    topic, table = unique("lostexec"), "db.lostexec"
+    props = sink_props(unique("lostexec"), topic, table, tmp_path / "work", **{"tasks.max": PARTITIONS})
+    config_file = write_config_file(tmp_path / "config.json", props)
+    create_topic(kafka_broker.bootstrap, topic, partitions=PARTITIONS)
+    produce_round_robin(kafka_broker.bootstrap, topic, events(records), PARTITIONS)
+
+    result, elapsed = run_on_cluster(
+        spark_cluster, config_file, kafka_broker.bootstrap, tmp_path,
+        "spark.executorEnv.ICEFLOE_FAULT_POINT=task.mid-batch", "spark.executorEnv.ICEFLOE_FAULT_KILL=executor",
+        f"spark.executorEnv.ICEFLOE_FAULT_ONCE={tmp_path / 'fired'}")
+
+    assert (tmp_path / "fired").exists(), result.stderr[-5000:]  # an executor was killed
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr[-20000:]}\n{spark_cluster.logs()}"
+    assert "Spark lost executor(s)" in result.stderr, result.stderr[-5000:]
+    assert "failed task attempt(s)" in result.stderr
+    assert sorted(r["id"] for r in table_rows(props, table)) == list(range(records))
+
+
 def run_on_cluster(cluster, config_file: Path, bootstrap: str, cwd: Path, *spark_conf: str):
     """``icefloe run --until-caught-up`` against ``cluster``; the completed process and its seconds."""
     # No PYSPARK_PYTHON: icefloe must itself give the executors the driver's (this venv's) Python.

@@ -6,6 +6,8 @@
     icefloe serve [--worker worker.properties] [--data-dir DIR] [--spark-conf KEY=VALUE ...]
     icefloe dlq replay CONFIG.json [--worker worker.properties] [--bootstrap-servers HOST:PORT]
     icefloe maintain CONFIG.json [--worker worker.properties] [--table NS.TABLE ...]
+    icefloe show CONFIG.json [--worker worker.properties] [--table NS.TABLE ...] [--snapshots N] [--rows N]
+    icefloe broker [--port PORT] [--topic NAME[:PARTITIONS] ...]
     icefloe deploy [--url URL] [--user U --password P] [--dry-run] [--delete-missing] PATH...
     icefloe migrate --from-connect URL --connector NAME [--worker FILE] [--dry-run] [--to URL] ...
 
@@ -50,6 +52,15 @@ def main(argv: list[str] | None = None) -> int:
 
         _configure_logging(args, None)
         return validate(args)
+    if args.command == "broker":
+        from connector.embedded.command import broker
+
+        return broker(args)
+    if args.command == "show":
+        from connector.show_table import show
+
+        logging.basicConfig(level=logging.WARNING, handlers=[log_handler(None)])  # the output is the table
+        return show(args)
     if args.command == "maintain":
         from connector.maintenance.offline import maintain
 
@@ -89,15 +100,17 @@ LOG_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 def log_handler(console: Any) -> logging.Handler:
     """Piped: one plain line per record. On a terminal (``console``): rich's lines, drawn above the
     progress bars instead of through them, with the same fields (no source path, which the piped
-    format does not have either)."""
+    format does not have either). A line logged by a connector's job names it (``[name]``)."""
+    from connector.log_context import ConnectorFormatter
+
     if console is None:
         handler: logging.Handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        return handler
-    from rich.logging import RichHandler
+        handler.setFormatter(ConnectorFormatter("%(asctime)s %(levelname)s %(name)s: %(connector)s%(message)s"))
+    else:
+        from rich.logging import RichHandler
 
-    handler = RichHandler(console=console, show_path=False, log_time_format=f"[{LOG_TIME_FORMAT}]")
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        handler = RichHandler(console=console, show_path=False, log_time_format=f"[{LOG_TIME_FORMAT}]")
+        handler.setFormatter(ConnectorFormatter("%(name)s: %(connector)s%(message)s"))
     return handler
 
 
@@ -126,7 +139,7 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     from connector.job import SinkJob, StopSignal
     from connector.spark.on_demand import OnDemandSession
     from connector.spark.runner import SparkTaskRunner, warm_up
-    from connector.spark.session import build_context, spark_conf_pairs
+    from connector.spark.session import build_context, configured_master, spark_conf_pairs
 
     stop = StopSignal()
     stop.install()
@@ -145,11 +158,13 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
     # Spark starts only for a cycle too large for the driver (icefloe.driver.max-records), in the
     # background: a context (~3.5 s of JVM start-up here), then its executors' Python workers (warm_up).
     # The driver meanwhile probes records, creates tables, and reads (icefloe.driver.while-spark-starts).
+    feed = _progress_feed() if bar is not None else None
     session = OnDemandSession(
-        lambda: warm_up(build_context(f"icefloe-{config.name}", spark_conf, quick_start=True)))
+        lambda: warm_up(_feeding(build_context(f"icefloe-{config.name}", spark_conf, quick_start=True), feed)))
     try:
-        job = SinkJob(config, SparkTaskRunner(session), until_caught_up=args.until_caught_up, stop=stop,
-                      progress_bar=bar, metrics=metrics)
+        job = SinkJob(config, SparkTaskRunner(session, master=configured_master(spark_conf)),
+                      until_caught_up=args.until_caught_up, stop=stop,
+                      progress_bar=bar, metrics=metrics, progress_feed=feed)
         freeze_startup_objects()  # the driver reads records too (small cycles, and while Spark starts)
         if bar is not None:
             with bar:
@@ -173,6 +188,26 @@ def _run(config: SinkConfig, args, console: Any = None) -> int:
                       "rows_written": _sum_rows(summary),
                       "dlq_records": sum(sum(c.dlq_records.values()) for c in summary.cycles)}, indent=None))
     return 0
+
+
+def _progress_feed() -> Any:
+    """Where tasks say how far they read (the bars move before the commit); tasks in the driver find it here."""
+    import os
+
+    from connector.progress_feed import FEED_ENV, ProgressFeed
+
+    feed = ProgressFeed()
+    os.environ[FEED_ENV] = feed.address("127.0.0.1")
+    return feed
+
+
+def _feeding(context: Any, feed: Any) -> Any:
+    """``context``, its executors' tasks told where ``feed`` is (set before their Python workers start)."""
+    if feed is not None:
+        from connector.progress_feed import FEED_ENV
+
+        context.environment[FEED_ENV] = feed.address(context.getConf().get("spark.driver.host") or "127.0.0.1")
+    return context
 
 
 def _failed(args, exc: BaseException, kind: str = "") -> None:
@@ -226,6 +261,7 @@ def _parser() -> argparse.ArgumentParser:
     _dlq_parser(sub)
     _migrate_parser(sub)
     _maintain_parser(sub)
+    _try_it_parsers(sub)
     return parser
 
 
@@ -295,6 +331,15 @@ def _maintain_parser(sub) -> None:
     maintain.add_argument("--table", action="append", default=[], metavar="NS.TABLE",
                           help="a table to maintain besides the config's iceberg.tables (repeatable)")
     maintain.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bar")
+
+
+def _try_it_parsers(sub) -> None:
+    """``icefloe broker`` and ``icefloe show``: an embedded broker for your own data, and what landed."""
+    from connector.embedded.command import add_parser as broker_parser
+    from connector.show_table import add_parser as show_parser
+
+    broker_parser(sub)
+    show_parser(sub)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ through ``/proc``, Linux only) with its whole process group when it leads one
 or shell that started it), even when the point
 is reached in an executor's Python worker: a crash of the job (its Spark JVM
 exits when the driver is gone); ``self`` kills only the process that reached the
-point (e.g. one executor Python worker mid-task). ``ICEFLOE_FAULT_ONCE=<file>``: only the first
+point (e.g. one executor Python worker mid-task); ``executor`` kills the Spark executor JVM that
+started the process (a lost executor, as when a Spark worker host dies; on a cluster, give the
+variables to the executors with ``spark.executorEnv.*``). ``ICEFLOE_FAULT_ONCE=<file>``: only the first
 process to get there fires (it creates the file), not the workers that retry. Outside an ``icefloe`` driver
 ``job`` kills only the process itself. Unset, a point costs one environment
 lookup. Not a user setting: documented in docs/operations.md ("Fault tests").
@@ -40,7 +42,11 @@ def fault_point(name: str) -> None:
         return
     _hits[name] = _hits.get(name, 0) + 1
     if _hits[name] >= (int(count) if count.isdigit() else 1) and _first_time():
-        driver = None if os.environ.get("ICEFLOE_FAULT_KILL", "job") == "self" else _driver()
+        kill = os.environ.get("ICEFLOE_FAULT_KILL", "job")
+        if kill == "executor":
+            executor = _ancestor(b"CoarseGrainedExecutorBackend")
+            os.kill(executor if executor is not None else os.getpid(), signal.SIGKILL)
+        driver = None if kill == "self" else _driver()
         if driver is not None and os.getpgid(driver) == driver:  # the driver leads its own group: the job's
             os.killpg(driver, signal.SIGKILL)
         elif driver is not None:  # never the group of whatever started the driver (a test runner, a shell)
@@ -58,6 +64,21 @@ def _first_time() -> bool:
     except FileExistsError:
         return False
     return True
+
+
+def _ancestor(marker: bytes) -> int | None:
+    """The pid of the nearest process above this one whose command line holds ``marker``."""
+    pid = os.getpid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                pid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if marker in cmdline.read():
+                    return pid
+        except (OSError, ValueError, IndexError):
+            return None
+    return None
 
 
 def _driver() -> int | None:

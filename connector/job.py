@@ -37,13 +37,15 @@ from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import bounded_end, end_offsets
 from connector.kafka.reachability import check_reachable
 from connector.kafka.topics import resolve_partitions
+from connector.log_context import CONNECTOR
 from connector.maintenance.runner import Maintainer
-from connector.progress import Progress
+from connector.progress import Progress, TopicBars
 from connector.takeover.replay import take_over_if_needed
 from connector.tolerance.transient import StoppedWhileRetrying, TransientRetry
 
 if TYPE_CHECKING:
     from connector.metrics import JobMetrics
+    from connector.progress_feed import ProgressFeed
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +87,17 @@ class SinkJob:
 
     def __init__(self, config: SinkConfig, runner: TaskRunner, *, default_parallelism: int | None = None,
                  until_caught_up: bool = False, stop: StopSignal | None = None, progress_bar: Any = None,
-                 metrics: JobMetrics | None = None):
+                 metrics: JobMetrics | None = None, progress_feed: ProgressFeed | None = None):
         """``default_parallelism`` None: the runner's, asked when the first cycle plans its tasks (so a
         Spark session may still be starting while the job reads offsets and prepares tables).
-        ``metrics`` is told of every committed cycle and of the failure that ends the job."""
+        ``metrics`` is told of every committed cycle and of the failure that ends the job. ``progress_bar``
+        (a rich Progress) gets one bar per topic, moved by ``progress_feed`` as the tasks read."""
         self.config = config
         self.runner = runner
         self.until_caught_up = until_caught_up
         self.stop = stop or StopSignal()
-        self.progress_bar = progress_bar
+        self.bars = TopicBars(progress_bar) if progress_bar is not None else None
+        self.feed = progress_feed
         self.metrics = metrics
         self.client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
         self.retry = TransientRetry(config.icefloe.transient_retry_timeout_ms,
@@ -120,17 +124,21 @@ class SinkJob:
         return parallelism or self.config.connect.tasks_max
 
     def run(self) -> JobSummary:
-        if self.metrics is not None:
-            self.metrics.started()
+        named = CONNECTOR.set(self.config.name)  # while it runs, this thread's log lines name the connector
         try:
-            summary = self._run()
-        except Exception as exc:
             if self.metrics is not None:
-                self.metrics.failed(exc)
-            raise
-        if self.metrics is not None:
-            self.metrics.stopped()
-        return summary
+                self.metrics.started()
+            try:
+                summary = self._run()
+            except Exception as exc:
+                if self.metrics is not None:
+                    self.metrics.failed(exc)
+                raise
+            if self.metrics is not None:
+                self.metrics.stopped()
+            return summary
+        finally:
+            CONNECTOR.reset(named)
 
     def _run(self) -> JobSummary:
         summary = JobSummary()
@@ -177,19 +185,30 @@ class SinkJob:
         start = self.start_offsets(list(target))
         if self.metrics is not None:
             self.metrics.positions(start, target)
-        progress = Progress(start, target, bar=self.progress_bar)
-        done = 0
-        while not progress.caught_up and not self.stop.requested and (cycles is None or done < cycles):
-            report = self.cycle(start, target)
-            if report is None:
-                return False
-            if self.metrics is not None:
-                self.metrics.cycle_done(report, target)
-            summary.cycles.append(report)
-            progress.advance(report)
-            done += 1
-            start = self.start_offsets(list(target))
-        return not progress.caught_up
+        progress = Progress(start, target, bars=self.bars)
+        if self.feed is not None:
+            self.feed.on_update = progress.live
+        try:
+            done = 0
+            while not progress.caught_up and not self.stop.requested and (cycles is None or done < cycles):
+                try:
+                    report = self.cycle(start, target)
+                finally:
+                    if self.feed is not None:
+                        self.feed.forget()  # the commit's figures count now (or the cycle's retry's)
+                if report is None:
+                    return False
+                if self.metrics is not None:
+                    self.metrics.cycle_done(report, target)
+                summary.cycles.append(report)
+                progress.advance(report)
+                done += 1
+                start = self.start_offsets(list(target))
+            return not progress.caught_up
+        finally:
+            if self.feed is not None:
+                self.feed.on_update = None
+            progress.finish()
 
     def cycle(self, start: dict[TopicPartition, int], target: dict[TopicPartition, int]) -> CycleReport | None:
         """One commit cycle from ``start`` towards ``target``, bounded by ``icefloe.commit.max-records``."""

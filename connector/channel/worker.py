@@ -32,6 +32,7 @@ from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import OffsetRange
 from connector.kafka.range_reader import RangeReader, read_range
 from connector.kafka.read_ahead import ReadAhead
+from connector.progress_feed import TaskProgress
 from connector.tolerance.transient import transient
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class SinkTask:
         self.stop_early = stop_early
         config = assignment.config
         self.result = TaskResult(task_id=assignment.task_id)
+        self.progress = TaskProgress(assignment.task_id)  # the bar moves as the task reads
         # which offsets the task's records were skipped below: the fence checks a table the cycle did
         # not know at its start against them
         partitions = [rng.key for rng in assignment.ranges]
@@ -128,6 +130,7 @@ class SinkTask:
                 self.result.next_offsets[rng.key] = first_offset
                 return first_offset
             self.result.track(batch)
+            self.progress.sent(self.result.next_offsets, self.result.bytes_read)
             fault_point("task.mid-batch")
             if self._stop_reading():
                 reached = self.result.next_offsets[rng.key]

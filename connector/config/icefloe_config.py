@@ -55,13 +55,14 @@ ICEFLOE_CONFIG = (
             "starting Spark at all, and a quiet stream's cycles skip a Spark job's scheduling. Larger "
             "cycles run on Spark; `icefloe run` starts its Spark session at the first of them. `0`: every "
             "cycle on Spark")
-    .define(DRIVER_WHILE_SPARK_STARTS, ConfigType.BOOLEAN, True, None, "medium",
+    .define(DRIVER_WHILE_SPARK_STARTS, ConfigType.BOOLEAN, None, None, "medium",
             "while the Spark session is still starting (its JVM, then a Python worker with a task's imports "
             "on every executor core), a larger cycle runs its tasks in the driver too, as one task, and stops "
             "reading at the first batch boundary after Spark is up: it commits what it read and the next "
             "cycle runs on Spark from there. A backlog then starts landing at once instead of after Spark's "
-            "start-up (seconds on one machine, longer on a cluster waiting for executors). Off with "
-            "`false`, or when `icefloe.driver.max-records` is `0`")
+            "start-up. Unset: `true` on a `local` master, `false` on a cluster master (`spark://`, `yarn`, "
+            "`k8s://`), whose driver host is sized to coordinate, not to read a backlog (docs/operations.md, "
+            "Running on a Spark cluster). Off too when `icefloe.driver.max-records` is `0`")
     .define(TAKEOVER, ConfigType.STRING, "auto", valid_string("auto", "control-topic", "none"), "medium",
             "taking over from a Java Iceberg sink of the same connector (docs/migration.md). `auto`: when a "
             "table's newest offsets are a Java sink's control-topic key, or the tables hold no icefloe offsets "
@@ -145,7 +146,7 @@ class IcefloeConfig:
     transient_retry_timeout_ms: int = 300_000  # -1: forever
     kafka_connect_timeout_ms: int = 15_000  # 0: no check at start
     driver_max_records: int = 20_000  # 0: always on Spark
-    driver_while_spark_starts: bool = True
+    driver_while_spark_starts: bool | None = None  # None: on a local master only
     takeover: str = "auto"
     maintenance: MaintenanceConfig = MaintenanceConfig()
 

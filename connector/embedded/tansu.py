@@ -84,8 +84,11 @@ class TansuBroker:
     :attr:`bootstrap` is its ``host:port``.
     """
 
-    def __init__(self, *, binary: Optional[str] = None, startup_timeout: float = 30.0) -> None:
+    def __init__(self, *, binary: Optional[str] = None, startup_timeout: float = 30.0,
+                 port: Optional[int] = None) -> None:
+        """``port``: listen there (``icefloe broker --port``) instead of on a free port picked at start."""
         self._binary = binary
+        self._fixed_port = port
         self._startup_timeout = startup_timeout
         self._process: Optional[subprocess.Popen[bytes]] = None
         self._log_path: Optional[str] = None
@@ -118,9 +121,9 @@ class TansuBroker:
         """
         if self._process is not None:
             return self
-        attempts = 3
+        attempts = 3 if self._fixed_port is None else 1  # a port asked for is not swapped for another
         for attempt in range(1, attempts + 1):
-            self._launch(free_port())
+            self._launch(self._fixed_port or free_port())
             try:
                 self._wait_ready()
                 atexit.register(self.stop)

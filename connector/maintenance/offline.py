@@ -20,7 +20,9 @@ from connector.maintenance.runner import STEPS, Maintainer
 log = logging.getLogger("icefloe")
 
 
-def _load(args) -> SinkConfig:
+def load_config(args) -> SinkConfig:
+    """The connector config of ``args.config``, placeholders resolved with ``args.worker``'s providers (if any);
+    no Kafka cluster is needed."""
     from connector.config.java_properties import load_worker_properties
     from connector.config.providers import ConfigProviders, resolve_worker_properties
 
@@ -34,7 +36,7 @@ def maintain(args) -> int:
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        config = _load(args)
+        config = load_config(args)
     except ConfigException as exc:
         print(f"Invalid configuration: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable, Sequence
@@ -20,6 +21,7 @@ from connector.channel.messages import TaskAssignment, TaskResult
 from connector.channel.worker import run_task, run_task_isolated
 from connector.config.icefloe_config import IcefloeConfig
 from connector.spark.on_demand import OnDemandSession
+from connector.spark.session import configured_master, is_cluster_master
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +59,11 @@ class SparkTaskRunner:
     (``icefloe.driver.while-spark-starts``): its tasks stop reading once Spark is up.
     """
 
-    def __init__(self, spark: Any, *, isolate_failures: bool = False):
+    def __init__(self, spark: Any, *, isolate_failures: bool = False, master: str | None = None):
+        """``master``: the master the session runs on, when it may still be starting (else it is asked
+        from the running session, or from the environment's Spark settings while it starts)."""
         self._spark = spark
+        self._master = master
         self.isolate_failures = isolate_failures
         self.driver_rounds = 0  # rounds of tasks run in the driver (small cycles, runs_in_driver)
         self.bridging = False  # the coming cycle runs in the driver until Spark is up (expect_cycle)
@@ -105,9 +110,24 @@ class SparkTaskRunner:
             log.info("Starting Spark: the cycle covers %d offsets, more than icefloe.driver.max-records (%d)",
                      records, config.driver_max_records)
             self._spark.start()
-        if config.driver_while_spark_starts and config.driver_max_records > 0 and not self.session_ready(0):
+        if not self.session_ready(0) and self._bridges(config):
             log.info("Spark is starting: the driver reads this cycle until it is up")
             self.bridging = True
+
+    def _bridges(self, config: IcefloeConfig) -> bool:
+        """Whether a large cycle runs in the driver while Spark starts (``icefloe.driver.while-spark-starts``;
+        unset: only on a local master, since a cluster's driver host is not sized to read a backlog)."""
+        if config.driver_max_records <= 0:
+            return False
+        if config.driver_while_spark_starts is not None:
+            return config.driver_while_spark_starts
+        return not is_cluster_master(self.master)
+
+    @property
+    def master(self) -> str:
+        """The master tasks run on: as given, else what the environment's Spark settings name (asked while
+        the session starts, so not from the session)."""
+        return self._master or configured_master()
 
     @property
     def default_parallelism(self) -> int:
@@ -138,10 +158,16 @@ class SparkTaskRunner:
     def _on_spark(self, task: Callable[[TaskAssignment], TaskResult],
                   assignments: Sequence[TaskAssignment]) -> list[TaskResult]:
         context = self.context
+        first = assignments[0].task_id
+        group = f"icefloe-{first}-{uuid.uuid4().hex[:8]}"
+        executors = _executors(context)
         try:
-            context.setJobDescription(f"icefloe tasks {assignments[0].task_id}..")
-            return context.parallelize(list(assignments), len(assignments)).map(task).collect()
+            context.setJobGroup(group, f"icefloe tasks {first}..")
+            results = context.parallelize(list(assignments), len(assignments)).map(task).collect()
+            _report_retries(context, group, first, executors)
+            return results
         except Exception as exc:
+            _report_retries(context, group, first, executors)
             exit_code = _jvm_exit_code(context) if isinstance(exc, ConnectionError) else None
             if exit_code is not None:  # not transient: retrying a dead gateway only delays the failure
                 raise ConnectException(f"The Spark driver JVM exited (exit code {exit_code}); restart the job: "
@@ -152,6 +178,36 @@ class SparkTaskRunner:
             # (connector.tolerance.transient)
             raise RetriableException(f"A Spark executor's Python worker died during the tasks of "
                                      f"{assignments[0].task_id}.. ({WORKER_CRASHED})") from exc
+
+
+def _executors(context: Any) -> set[str]:
+    """``host:port`` of the executors the application has now (the driver's entry among them)."""
+    try:
+        return {f"{e.host}:{e.port}" for e in context.statusTracker().getExecutorInfos()}
+    except Exception:  # noqa: BLE001 - only for a log line
+        return set()
+
+
+def _report_retries(context: Any, group: str, first: str, before: set[str]) -> None:
+    """Say so when Spark ran some of a cycle's tasks again (an executor or its Python worker lost, a task
+    failed) or lost executors meanwhile: Spark rides both out by itself, silently otherwise."""
+    try:
+        tracker = context.statusTracker()
+        failed = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in (job.stageIds if job is not None else []):
+                stage = tracker.getStageInfo(stage_id)
+                failed += stage.numFailedTasks if stage is not None else 0
+        lost = sorted(before - _executors(context))
+    except Exception:  # noqa: BLE001 - only for a log line
+        return
+    if lost:
+        log.warning("Spark lost executor(s) %s during the tasks of %s..; Spark runs their tasks on the "
+                    "executors left (or waits for new ones)", ", ".join(lost), first)
+    if failed:
+        log.warning("Spark ran %d failed task attempt(s) of %s.. again (an executor or its Python worker lost, "
+                    "or a task failed); the cycle commits once every task succeeded", failed, first)
 
 
 def warm_up(context: Any) -> Any:

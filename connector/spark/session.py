@@ -71,9 +71,31 @@ def _settings(conf: Mapping[str, str] | None, quick_start: bool) -> dict[str, st
     conf = dict(conf or {})
     if quick_start:
         conf.setdefault("spark.driver.extraJavaOptions", QUICK_START_JAVA_OPTIONS)
-    if "spark.master" not in conf and not os.environ.get("MASTER") and not _defaults_name_master():
+    if "spark.master" not in conf and not os.environ.get("MASTER") and _defaults_master() is None:
         conf["spark.master"] = "local[*]"
+    global _building_for
+    _building_for = conf.get("spark.master") or os.environ.get("MASTER") or _defaults_master()
     return {**DEFAULTS, **conf}
+
+
+#: the master this process last built (or began building) its session for: one Spark per process
+_building_for: str | None = None
+
+
+def configured_master(conf: Mapping[str, str] | None = None) -> str:
+    """The master a session built with ``conf`` runs on: ``conf``'s, else the one this process's session
+    is being built for (``icefloe serve --spark-conf``), else ``MASTER``, else spark-defaults.conf's,
+    else ``local[*]`` (as :func:`build_context` settles it)."""
+    conf = conf or {}
+    if "spark.master" in conf:
+        return conf["spark.master"]
+    return _building_for or os.environ.get("MASTER") or _defaults_master() or "local[*]"
+
+
+def is_cluster_master(master: str) -> bool:
+    """Whether ``master`` runs executors apart from the driver (``spark://``, ``yarn``, ``k8s://``, ...),
+    as opposed to ``local``, ``local[N]`` and ``local[*]``, whose tasks share the driver's host."""
+    return not master.strip().lower().startswith("local")
 
 
 def _launch_driver_jvm_in_own_session(settings: Mapping[str, str]) -> None:
@@ -83,31 +105,46 @@ def _launch_driver_jvm_in_own_session(settings: Mapping[str, str]) -> None:
     group the JVM would die at once and the commit in flight with it. Outside it,
     SIGTERM and Ctrl-C reach Python only, which finishes its commit and then
     stops Spark. The JVM still exits if Python dies, as PySpark arranges: it
-    watches the pipe on its stdin. A JVM that already runs (a notebook's, a
-    test's) is left as it is.
+    watches the pipe on its stdin. Its stdout and stderr are read into icefloe's
+    log (:mod:`connector.spark.jvm_output`). A JVM that already runs (a
+    notebook's, a test's) is left as it is.
     """
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
+
+    from connector.spark.jvm_output import forward
 
     with SparkContext._lock:
         if SparkContext._gateway is not None:
             return
         conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
-        gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})
+        # Spark's console output goes to icefloe's log, from the first line (a JVM that fails to start says why)
+        read_end, write_end = os.pipe()
+        forward(os.fdopen(read_end, "rb"), "console")
+        try:
+            gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True, "stdout": write_end,
+                                                         "stderr": write_end})
+        finally:
+            os.close(write_end)  # the JVM holds its own copy
         SparkContext._gateway = gateway
         SparkContext._jvm = gateway.jvm
 
 
-def _defaults_name_master() -> bool:
-    """Whether a spark-defaults.conf in SPARK_CONF_DIR already chooses the master."""
+def _defaults_master() -> str | None:
+    """The master a spark-defaults.conf in SPARK_CONF_DIR chooses, if any."""
     conf_dir = os.environ.get("SPARK_CONF_DIR")
     if not conf_dir:
-        return False
+        return None
     path = os.path.join(conf_dir, "spark-defaults.conf")
     if not os.path.exists(path):
-        return False
+        return None
     with open(path) as handle:
-        return any(line.split()[:1] == ["spark.master"] for line in handle if line.strip())
+        for line in handle:
+            words = line.split(None, 1)
+            if words[:1] == ["spark.master"] and len(words) == 2:
+                return words[1].strip()
+    return None
+
 
 
 def spark_conf_pairs(pairs: list[str] | None) -> dict[str, str]:

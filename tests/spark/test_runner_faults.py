@@ -16,7 +16,7 @@ class _Context:
         self.error = error
         self._gateway = SimpleNamespace(proc=SimpleNamespace(poll=lambda: exit_code))
 
-    def setJobDescription(self, text):  # noqa: N802 - PySpark's name
+    def setJobGroup(self, group, text):  # noqa: N802 - PySpark's name
         pass
 
     def parallelize(self, items, slices):

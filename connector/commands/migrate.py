@@ -136,9 +136,9 @@ def migrate(args) -> int:
         ConnectClient(args.to).put_config(config.name, {k: v for k, v in raw.items() if k != "name"})
         print(f"Started {config.name} on {args.to}")
         return 0
-    from connector.cli import _run
+    from connector.commands.run import run
 
-    return _run(config, args)
+    return run(config, args)
 
 
 def _print_offsets(title: str, offsets: dict) -> None:

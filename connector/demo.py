@@ -40,8 +40,8 @@ def sample_events(count: int, seed: int = 7) -> list[bytes]:
 
 
 def show_table(config_props: dict[str, str]) -> None:
-    from connector.channel.offsets import OFFSETS_PREFIX
     from connector.data.catalog import load_catalog
+    from connector.iceberg.snapshot_offsets import OFFSETS_PREFIX
 
     table = load_catalog(config_props).load_table(config_props["iceberg.tables"])
     data = table.scan().to_arrow()

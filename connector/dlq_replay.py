@@ -282,7 +282,7 @@ class DlqReplay:
 
     def _drive(self, records: list[_DlqRecord], accepting: set[str], files: dict[str, list[Any]],
                report: ReplayReport, errant: list[tuple[ErrantRecord, _DlqRecord]]) -> None:
-        from connector.channel.schema_changes import apply_schema_needs
+        from connector.commit.schema_changes import apply_schema_needs
         from connector.data.pipeline import TaskPipeline
 
         static = set(self.config.iceberg.tables)
@@ -386,7 +386,7 @@ class DlqReplay:
 
     def _commit(self, files: dict[str, list[Any]], positions: Mapping[str, dict[int, int] | None],
                 end: dict[int, int], report: ReplayReport) -> None:
-        from connector.channel.commit import commit_table
+        from connector.commit.commit import commit_table
 
         value = json.dumps({str(p): o for p, o in sorted(end.items())}, separators=(",", ":"))
         properties = {replayed_key(self.dlq, self.config.group_id): value}

@@ -29,8 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connector.api.record import TopicPartition
-from connector.channel.coordinator import Coordinator, CycleReport, TaskRunner
-from connector.channel.worker import probe_schema_needs
+from connector.commit.coordinator import Coordinator, CycleReport, TaskRunner
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import open_catalog
 from connector.kafka.client_config import consumer_config
@@ -41,6 +40,7 @@ from connector.log_context import CONNECTOR
 from connector.maintenance.runner import Maintainer
 from connector.progress import Progress, TopicBars
 from connector.takeover.replay import take_over_if_needed
+from connector.task import probe_schema_needs
 from connector.tolerance.transient import StoppedWhileRetrying, TransientRetry
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, make_asgi_app, start_http_server
 
 from connector.api.record import TopicPartition
-from connector.channel.coordinator import CycleReport
+from connector.commit.coordinator import CycleReport
 
 if TYPE_CHECKING:
     from connector.maintenance.status import MaintenanceReport

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from connector.api.record import TopicPartition
 
 if TYPE_CHECKING:
-    from connector.channel.coordinator import CycleReport
+    from connector.commit.coordinator import CycleReport
 
 log = logging.getLogger(__name__)
 

@@ -66,7 +66,7 @@ def wait_until_stopped(client, name: str, timeout: float, poll: float = 0.5) -> 
 
 
 def migrate(args) -> int:
-    from connector.channel.coordinator import Coordinator
+    from connector.commit.coordinator import Coordinator
     from connector.config.java_properties import load_worker_properties
     from connector.config.providers import ConfigProviders, resolve_worker_properties
     from connector.config.sink_config import SinkConfig

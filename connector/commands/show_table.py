@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from connector.api.errors import ConfigException, ConnectException
-from connector.channel.offsets import OFFSETS_PREFIX
+from connector.iceberg.snapshot_offsets import OFFSETS_PREFIX
 
 
 def add_parser(sub) -> None:

@@ -2,7 +2,7 @@
 
 The settings are translated from Java's by :mod:`connector.config.catalog_config`;
 the catalog's commits delete old metadata files only by the table's rules
-(:mod:`connector.data.metadata_cleanup`).
+(:mod:`connector.iceberg.metadata_cleanup`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pyiceberg.catalog import load_catalog as _pyiceberg_load_catalog
 from connector.api.errors import ConfigException, ConnectException
 from connector.config.catalog_config import TYPE_KEY, catalog_properties, pyiceberg_properties
 from connector.config.icefloe_config import parse_icefloe_config
-from connector.data.metadata_cleanup import MetadataCleanup, install
+from connector.iceberg.metadata_cleanup import MetadataCleanup, install
 from connector.tolerance.catalog_faults import CatalogRefused, catalog_label, classified
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def load_catalog(config: dict[str, str]) -> Catalog:
     """The pyiceberg catalog for a sink config (see the module doc for translations).
 
-    Its commits delete old metadata files by the table's rules (:mod:`connector.data.metadata_cleanup`).
+    Its commits delete old metadata files by the table's rules (:mod:`connector.iceberg.metadata_cleanup`).
     """
     name, props = catalog_properties(config)
     translated, defaulted = pyiceberg_properties(props)

@@ -18,7 +18,7 @@ import traceback
 from typing import Any, Callable
 
 from connector.api.record import TopicPartition
-from connector.channel.coordinator import CycleReport
+from connector.commit.coordinator import CycleReport
 from connector.config.icefloe_config import MAINTENANCE_ENABLED
 from connector.config.sink_config import SinkConfig
 from connector.herder.states import (

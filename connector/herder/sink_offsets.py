@@ -19,8 +19,8 @@ from confluent_kafka.admin import AdminClient
 from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.record import TopicPartition
-from connector.channel.commit import commit_table
-from connector.channel.coordinator import Coordinator
+from connector.commit.commit import commit_table
+from connector.commit.coordinator import Coordinator
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.herder.errors import BadRequestError, ConnectRestError

@@ -12,7 +12,7 @@ comes back), projected on the table's current schema (files written before a
 column was added read it as nulls), written as one Parquet file with
 pyiceberg's write path (the table's compression codec, column statistics,
 partition values) and committed as one row delta
-(:func:`connector.channel.row_delta.commit_row_delta`): one ``replace``
+(:func:`connector.iceberg.row_delta.commit_row_delta`): one ``replace``
 snapshot (as Iceberg's ``RewriteFiles`` records it, so that incremental
 readers skip it) removing the group's data files and their delete files and
 adding the new file, with no offsets. The row delta refuses to land when a file of the group
@@ -58,11 +58,11 @@ from pyiceberg.table import FileScanTask, Table, WriteTask
 from pyiceberg.table.sorting import NullOrder, SortDirection
 from pyiceberg.transforms import IdentityTransform
 
-from connector.channel.commit import REWRITE_ATTEMPTS
-from connector.channel.coordinator import MIN_SPLIT_RECORDS
-from connector.channel.row_delta import RowDeltaConflict, commit_row_delta
-from connector.data.live_files import live_files
+from connector.commit.commit import REWRITE_ATTEMPTS
+from connector.commit.coordinator import MIN_SPLIT_RECORDS
 from connector.faults import fault_point
+from connector.iceberg.live_files import live_files
+from connector.iceberg.row_delta import RowDeltaConflict, commit_row_delta
 from connector.maintenance.planner import Candidate, Group, plan_groups
 from connector.maintenance.policy import TablePolicy
 
@@ -234,7 +234,7 @@ def commit_group(catalog, table_name: str, branch: str | None, inputs: list[Data
     """Replace ``inputs`` and their ``deletes`` by ``added`` in one snapshot; its id, or None if given up.
 
     Tried again on a new head when another writer committed first (its files stay), up to
-    :data:`~connector.channel.commit.REWRITE_ATTEMPTS` times; given up at once when the head no longer
+    :data:`~connector.commit.commit.REWRITE_ATTEMPTS` times; given up at once when the head no longer
     fits (a file of the group gone, or new deletes against one: rewriting would lose them).
     """
     properties = {MAINTENANCE_OPERATION: "compaction"}

@@ -9,7 +9,7 @@ unless it is
   ``icefloe.maintenance.snapshot.min-to-keep``) snapshots of a branch;
 * on the way from a branch head back to the newest snapshot carrying the
   connector's source offsets (or an offsets reset), so that
-  :func:`connector.channel.offsets.committed_offsets`, which walks the
+  :func:`connector.iceberg.snapshot_offsets.committed_offsets`, which walks the
   ancestry back, still finds them after any number of maintenance snapshots.
 
 pyiceberg's expiry only removes the snapshot entries, so after the commit the
@@ -17,7 +17,7 @@ manifest lists, manifests and data files that only expired snapshots
 referenced are deleted here (what the kept snapshots reference is read from
 the table as committed). Old metadata files are not maintenance's business:
 each commit deletes those it drops from the metadata log when the table's
-rules say so (:mod:`connector.data.metadata_cleanup`), as Java's writers do.
+rules say so (:mod:`connector.iceberg.metadata_cleanup`), as Java's writers do.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.refs import SnapshotRefType
 from pyiceberg.table.snapshots import ancestors_of
 
-from connector.channel.offsets import OFFSETS_PREFIX, offsets_reset_key
+from connector.iceberg.snapshot_offsets import OFFSETS_PREFIX, offsets_reset_key
 from connector.maintenance.files import delete_files, references
 from connector.maintenance.policy import TablePolicy
 

@@ -3,7 +3,7 @@
 Once a branch head has ``icefloe.maintenance.manifests.min-count`` data
 manifests, one snapshot that adds no data replaces them by manifests of about
 ``commit.manifest.target-size-bytes`` (pyiceberg's merge of manifests, forced
-on for this snapshot), through :func:`connector.channel.commit.commit_manifest_merge`.
+on for this snapshot), through :func:`connector.commit.commit.commit_manifest_merge`.
 The entries keep their snapshot ids and sequence numbers; the snapshot carries
 no offsets. Compaction also shrinks the manifest list (the manifests of the
 files it replaced are dropped or rewritten), so this matters most for tables
@@ -16,8 +16,8 @@ import logging
 
 from pyiceberg.manifest import ManifestContent
 
-from connector.channel.commit import commit_manifest_merge
-from connector.channel.offsets import branch_head
+from connector.commit.commit import commit_manifest_merge
+from connector.iceberg.snapshot_offsets import branch_head
 from connector.maintenance.compaction import MAINTENANCE_OPERATION
 from connector.maintenance.policy import TablePolicy
 

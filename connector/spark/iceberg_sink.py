@@ -63,15 +63,15 @@ from pyspark.sql.types import (
 
 from connector.api.errors import ConfigException, DataException
 from connector.api.record import TopicPartition
-from connector.channel.commit import CommitBatch, commit_table, schema_rounds
-from connector.channel.messages import TaskResult
-from connector.channel.offsets import committed_offsets, java_keys, summaries
-from connector.channel.worker import new_pipeline
+from connector.commit.commit import CommitBatch, commit_table, schema_rounds
+from connector.commit.messages import TaskResult
 from connector.config.locations import local_path
 from connector.config.sink_config import SinkConfig, load_connector_file
 from connector.data.catalog import load_catalog
 from connector.data.table_writer import SchemaNeeds
+from connector.iceberg.snapshot_offsets import committed_offsets, java_keys, summaries
 from connector.kafka.range_reader import HEADERS_TYPE, RAW_SCHEMA
+from connector.task import new_pipeline
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Running task assignments as Spark partitions.
 
 Each assignment becomes one partition of an RDD whose map function is
-:func:`connector.channel.worker.run_task`; only the small commit messages come back to
+:func:`connector.task.run_task`; only the small commit messages come back to
 the driver (the data goes straight from the executors to Parquet files). This
 is the fastest of the Spark paths measured for icefloe (one Python step per
 task, no rows crossing the Python/JVM boundary).
@@ -17,11 +17,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable, Sequence
 
 from connector.api.errors import ConnectException, RetriableException
-from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.worker import run_task, run_task_isolated
+from connector.commit.messages import TaskAssignment, TaskResult
 from connector.config.icefloe_config import IcefloeConfig
 from connector.spark.on_demand import OnDemandSession
 from connector.spark.session import configured_master, is_cluster_master
+from connector.task import run_task, run_task_isolated
 
 log = logging.getLogger(__name__)
 
@@ -225,8 +225,8 @@ def warm_up(context: Any) -> Any:
 
 
 def import_task_modules(_slot: int) -> int:
-    """Runs on an executor: imports what :func:`connector.channel.worker.run_task` needs."""
-    import connector.channel.worker  # noqa: F401 - the import is the point
+    """Runs on an executor: imports what :func:`connector.task.run_task` needs."""
+    import connector.task  # noqa: F401 - the import is the point
 
     return os.getpid()
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pyspark.worker  # noqa: F401 - the module every forked worker runs
 from pyspark.daemon import manager
 
-import connector.channel.worker  # noqa: F401 - a task's modules, imported before the fork
+import connector.task  # noqa: F401 - a task's modules, imported before the fork
 from connector.gc_tuning import freeze_startup_objects
 
 if __name__ == "__main__":

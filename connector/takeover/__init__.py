@@ -1,6 +1,6 @@
 """Taking over from the Java Iceberg sinks: where they keep progress, and finishing their commits.
 
-* :mod:`connector.channel.resume_groups` — the consumer groups a connector without
+* :mod:`connector.commit.resume_groups` — the consumer groups a connector without
   icefloe offsets in its tables resumes from (Tabular's ``cg-control-<name>``,
   then ``connect-<name>``);
 * :mod:`connector.takeover.events` — the control topic's Avro events

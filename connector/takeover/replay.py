@@ -52,17 +52,17 @@ from pyiceberg.typedef import Record
 
 from connector.api.errors import ConnectException
 from connector.api.record import TopicPartition
-from connector.channel.commit import commit_table
-from connector.channel.fencing import Fence, TableNote
-from connector.channel.offsets import (
+from connector.commit.commit import commit_table
+from connector.commit.fencing import Fence, TableNote
+from connector.commit.resume_groups import resume_groups
+from connector.config.sink_config import SinkConfig
+from connector.iceberg.snapshot_offsets import (
     committed_offsets,
     control_offsets,
     java_control_properties,
     java_keys,
     offsets_key,
 )
-from connector.channel.resume_groups import resume_groups
-from connector.config.sink_config import SinkConfig
 from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets
 from connector.kafka.range_reader import read_range
@@ -469,7 +469,7 @@ def _data_file(table, info: DataFileInfo) -> DataFile:
 def take_over_if_needed(catalog, config: SinkConfig, client_conf: Mapping[str, object],
                         source_partitions: Iterable[TopicPartition]) -> TakeoverPlan | None:
     """Run the takeover when ``icefloe.takeover`` asks for it; the plan applied, or None."""
-    from connector.channel.offsets import java_snapshot_is_newest
+    from connector.iceberg.snapshot_offsets import java_snapshot_is_newest
 
     mode = config.icefloe.takeover
     if mode == "none":

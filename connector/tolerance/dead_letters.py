@@ -173,7 +173,7 @@ def recorded_position(catalog: Any, config: Any, dlq_topic: str) -> dict[int, in
     return lowest
 
 
-#: The source offsets' snapshot summary prefix (``connector.channel.offsets``; not imported: layers).
+#: The source offsets' snapshot summary prefix (``connector.iceberg.snapshot_offsets``; not imported: layers).
 OFFSETS_PREFIX = "kafka.connect.offsets."
 
 

@@ -46,8 +46,8 @@ def _raw(offsets: range) -> pa.RecordBatch:
 
 
 def _files(config, offsets: range, task: str) -> list:
-    from connector.channel.commit import schema_rounds
-    from connector.channel.worker import new_pipeline
+    from connector.commit.commit import schema_rounds
+    from connector.task import new_pipeline
 
     pipeline = new_pipeline(config, task)
 
@@ -80,7 +80,7 @@ def scan_seconds(table) -> float:
 
 
 def _stream(work: Path, maintained: bool) -> dict[str, Any]:
-    from connector.channel.commit import commit_table
+    from connector.commit.commit import commit_table
     from connector.config.sink_config import SinkConfig
     from connector.data.catalog import load_catalog
     from connector.maintenance.compaction import live_data_files
@@ -135,7 +135,7 @@ def _stream(work: Path, maintained: bool) -> dict[str, Any]:
 
 
 def _one_batch(work: Path) -> float:
-    from connector.channel.commit import commit_table
+    from connector.commit.commit import commit_table
     from connector.config.sink_config import SinkConfig
     from connector.data.catalog import load_catalog
     from tests.integration.harness import sink_props

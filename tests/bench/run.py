@@ -231,8 +231,8 @@ def avro_props(name: str, topic: str, registry_url: str, extra: dict[str, str] |
 
 def check_path(props: dict[str, str], expected: str) -> None:
     """Fail unless a task of this config takes the ``expected`` path (decided from the config alone)."""
-    from connector.channel.worker import new_pipeline
     from connector.config.sink_config import SinkConfig
+    from connector.task import new_pipeline
 
     pipeline = new_pipeline(SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"}), "bench-check")
     if pipeline.path != expected:
@@ -309,9 +309,9 @@ def raw_batches(values: list[bytes], topic: str = "bench") -> list[pa.RecordBatc
 def pipeline_rate(props: dict[str, str], batches: list[pa.RecordBatch], *, columnar: bool,
                   expected_path: str) -> float:
     """Records/s of one TaskPipeline over ``batches`` (table created first, files written)."""
-    from connector.channel.schema_changes import apply_schema_needs
-    from connector.channel.worker import new_pipeline
+    from connector.commit.schema_changes import apply_schema_needs
     from connector.config.sink_config import SinkConfig
+    from connector.task import new_pipeline
 
     config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
     setup = new_pipeline(config, "bench-setup", columnar=False)
@@ -366,9 +366,9 @@ def bad_count(count: int) -> int:
 
 def tolerant_rate(props: dict[str, str], batches: list[pa.RecordBatch], bad: int) -> float:
     """Records/s of one tolerant TaskPipeline over ``batches`` holding ``bad`` malformed values."""
-    from connector.channel.schema_changes import apply_schema_needs
-    from connector.channel.worker import new_pipeline
+    from connector.commit.schema_changes import apply_schema_needs
     from connector.config.sink_config import SinkConfig
+    from connector.task import new_pipeline
 
     config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
     setup = new_pipeline(config, "bench-setup", columnar=False)

@@ -9,11 +9,11 @@ and ``write.parquet.compression-codec=zstd`` as a persisted property. It sets no
 
 from __future__ import annotations
 
-from connector.channel.commit import commit_table, schema_rounds
-from connector.channel.worker import new_pipeline
+from connector.commit.commit import commit_table, schema_rounds
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from tests.channel.test_commit import _batch, _process
+from connector.task import new_pipeline
+from tests.commit.test_commit import _batch, _process
 from tests.integration.harness import sink_props, unique
 
 ZSTD = {"write.parquet.compression-codec": "zstd"}

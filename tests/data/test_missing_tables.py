@@ -11,10 +11,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 from connector.api.errors import ConfigException, DataException
-from connector.channel.worker import new_pipeline
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.kafka.range_reader import RAW_SCHEMA
+from connector.task import new_pipeline
 from tests.integration.harness import sink_props, unique
 
 

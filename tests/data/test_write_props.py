@@ -6,8 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from connector.api.errors import ConfigException
-from connector.channel.worker import new_pipeline
 from connector.config.sink_config import SinkConfig
+from connector.task import new_pipeline
 from tests.data.test_missing_tables import _batch
 from tests.integration.harness import sink_props, unique
 
@@ -23,7 +23,7 @@ def test_codec_and_row_groups_follow_the_write_props(tmp_path):
     batch = _batch([{"id": i} for i in range(10)])
     needs = pipeline.process(batch)
     if needs:  # the table is created first, as the coordinator would
-        from connector.channel.schema_changes import apply_schema_needs
+        from connector.commit.schema_changes import apply_schema_needs
 
         apply_schema_needs(pipeline.catalog, config, needs.create, needs.updates)
         pipeline.forget_tables(needs.tables)

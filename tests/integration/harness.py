@@ -57,7 +57,7 @@ def table_rows(props: dict[str, str], table: str) -> list[dict]:
 
 def snapshot_offsets(props: dict[str, str], table: str) -> dict[str, dict[str, int]]:
     """The offsets properties of the newest snapshot that has any (maintenance snapshots have none), per topic."""
-    from connector.channel.offsets import summaries
+    from connector.iceberg.snapshot_offsets import summaries
 
     prefix = "kafka.connect.offsets."
     for summary in summaries(load_table(props, table)):

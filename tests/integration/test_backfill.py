@@ -12,8 +12,8 @@ from collections import Counter
 
 import pytest
 
-from connector.channel.offsets import committed_offsets
 from connector.config.sink_config import SinkConfig
+from connector.iceberg.snapshot_offsets import committed_offsets
 from connector.maintenance.compaction import MAINTENANCE_OPERATION
 from tests.integration.harness import (
     load_table,
@@ -110,7 +110,7 @@ class _CountingRunner:
         self.rounds: list[int] = []
 
     def __call__(self, assignments):
-        from connector.channel.worker import run_task
+        from connector.task import run_task
 
         self.rounds.append(len(assignments))
         return [run_task(a) for a in assignments]

@@ -32,7 +32,7 @@ BATCH = 500  # the tasks' read batch, made small so that a few thousand records 
 @pytest.fixture
 def small_batches(monkeypatch):
     # tasks run in the driver (icefloe.driver.max-records below), so the patch reaches them
-    monkeypatch.setattr("connector.channel.worker.READ_BATCH_SIZE", BATCH)
+    monkeypatch.setattr("connector.task.READ_BATCH_SIZE", BATCH)
 
 
 def _props(tmp_path, topic: str, table: str, **extra: str) -> dict[str, str]:
@@ -73,7 +73,7 @@ def test_a_cycle_past_its_timeout_commits_what_was_read_and_the_next_cycle_reads
 def test_a_backfill_cycle_that_splits_a_partition_is_not_cut_short(kafka_broker, spark, tmp_path, small_batches,
                                                                    monkeypatch):
     # A slice cut short would leave a gap under the slices after it: such a cycle reads all of its range.
-    monkeypatch.setattr("connector.channel.coordinator.MIN_SPLIT_RECORDS", 100)
+    monkeypatch.setattr("connector.commit.coordinator.MIN_SPLIT_RECORDS", 100)
     topic, table = unique("timeout_split"), "db.timeout_split"
     props = _props(tmp_path, topic, table)
     create_topic(kafka_broker.bootstrap, topic, partitions=1)

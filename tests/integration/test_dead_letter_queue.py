@@ -14,7 +14,7 @@ import logging
 
 import pytest
 
-import connector.channel.coordinator as coordinator_module
+import connector.commit.coordinator as coordinator_module
 from connector.api.errors import ConnectException
 from connector.data.catalog import load_catalog
 from connector.kafka.offsets import OffsetRange, end_offsets

@@ -13,7 +13,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from connector.channel.messages import TaskAssignment
+from connector.commit.messages import TaskAssignment
 from connector.config.icefloe_config import IcefloeConfig
 from connector.config.sink_config import SinkConfig
 from connector.kafka.offsets import OffsetRange

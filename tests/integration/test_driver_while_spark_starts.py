@@ -30,7 +30,7 @@ RECORDS = 6000
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    monkeypatch.setattr("connector.channel.worker.READ_BATCH_SIZE", BATCH)
+    monkeypatch.setattr("connector.task.READ_BATCH_SIZE", BATCH)
 
 
 def _topic_with_records(bootstrap: str) -> str:
@@ -55,7 +55,7 @@ def _spark_comes_up_after_batches(monkeypatch, starting: Future, spark, batches:
             if len(seen) == batches:
                 starting.set_result(spark)
 
-    monkeypatch.setattr("connector.channel.worker.fault_point", after_batch)
+    monkeypatch.setattr("connector.task.fault_point", after_batch)
 
 
 def test_the_driver_reads_while_spark_starts_and_spark_reads_on_from_where_it_stopped(

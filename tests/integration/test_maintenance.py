@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from connector.channel.offsets import committed_offsets
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.iceberg.snapshot_offsets import committed_offsets
 from connector.job import SinkJob, StopSignal
 from connector.maintenance.compaction import live_data_files
 from connector.maintenance.files import local_path

@@ -15,7 +15,7 @@ from tests.support.tansu import create_topic
 
 pytestmark = pytest.mark.integration
 
-LOGGER = "connector.channel.resume_log"
+LOGGER = "connector.commit.resume_log"
 
 
 def run(props, bootstrap, spark):

@@ -16,14 +16,14 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from connector.channel.offsets import summary_properties
-from connector.channel.row_delta import commit_row_delta
 from connector.config.icefloe_config import MaintenanceConfig
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from connector.data.live_files import live_files
-from connector.data.position_deletes import write_position_deletes
 from connector.data.writer import write_data_files
+from connector.iceberg.live_files import live_files
+from connector.iceberg.position_deletes import write_position_deletes
+from connector.iceberg.row_delta import commit_row_delta
+from connector.iceberg.snapshot_offsets import summary_properties
 from connector.maintenance.compaction import compact
 from connector.maintenance.policy import table_policy
 from tests.integration.harness import sink_props, unique

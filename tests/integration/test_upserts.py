@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from pyiceberg.table.snapshots import ancestors_of
 
-from connector.channel.offsets import OFFSETS_PREFIX, branch_head
 from connector.config.sink_config import load_connector_file
+from connector.iceberg.snapshot_offsets import OFFSETS_PREFIX, branch_head
 from tests.integration.harness import load_table, run_until_caught_up, table_rows, unique, write_config_file
 from tests.support import duckdb_iceberg, spark_iceberg
 from tests.support.tansu import create_topic, produce

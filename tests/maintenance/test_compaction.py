@@ -7,16 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.channel.commit import commit_table
-from connector.channel.offsets import committed_offsets
+from connector.commit.commit import commit_table
 from connector.config.icefloe_config import MaintenanceConfig
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.iceberg.snapshot_offsets import committed_offsets
 from connector.maintenance import compaction
 from connector.maintenance.compaction import compact, live_data_files
 from connector.maintenance.planner import Candidate, plan_groups
 from connector.maintenance.policy import table_policy
-from tests.channel.test_commit import _written
+from tests.commit.test_commit import _written
 from tests.integration.harness import sink_props, unique
 from tests.maintenance.readers import ids_by_both
 

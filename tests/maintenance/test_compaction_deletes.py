@@ -13,12 +13,12 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from connector.channel.offsets import committed_offsets, summary_properties
-from connector.channel.row_delta import commit_row_delta
 from connector.config.icefloe_config import MaintenanceConfig
 from connector.data.catalog import load_catalog
-from connector.data.live_files import live_files
-from connector.data.position_deletes import write_position_deletes
+from connector.iceberg.live_files import live_files
+from connector.iceberg.position_deletes import write_position_deletes
+from connector.iceberg.row_delta import commit_row_delta
+from connector.iceberg.snapshot_offsets import committed_offsets, summary_properties
 from connector.maintenance import compaction
 from connector.maintenance.compaction import compact
 from connector.maintenance.expiry import expire
@@ -26,7 +26,7 @@ from connector.maintenance.files import local_path
 from connector.maintenance.orphans import delete_orphans
 from connector.maintenance.planner import Candidate, plan_groups
 from connector.maintenance.policy import table_policy
-from tests.channel.test_row_delta import duckdb_ids, positions_of, pyiceberg_ids, write
+from tests.iceberg.test_row_delta import duckdb_ids, positions_of, pyiceberg_ids, write
 from tests.maintenance.test_compaction import config  # noqa: F401 - fixture
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(),

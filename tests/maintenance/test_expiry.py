@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from connector.channel.commit import commit_table
-from connector.channel.offsets import committed_offsets
+from connector.commit.commit import commit_table
 from connector.config.icefloe_config import MaintenanceConfig
 from connector.data.catalog import load_catalog
+from connector.iceberg.snapshot_offsets import committed_offsets
 from connector.maintenance.compaction import compact
 from connector.maintenance.expiry import expire
 from connector.maintenance.files import local_path
 from connector.maintenance.orphans import delete_orphans
 from connector.maintenance.policy import table_policy
-from tests.channel.test_commit import _written
+from tests.commit.test_commit import _written
 from tests.maintenance.test_compaction import config, ids, tiny_commits  # noqa: F401 - fixture
 
 FUTURE = int(time.time() * 1000) + 3_600_000  # "now" for expiry: every snapshot an hour old

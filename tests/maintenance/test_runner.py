@@ -6,17 +6,17 @@ import json
 
 from prometheus_client import CollectorRegistry
 
-from connector.channel.commit import commit_table, schema_rounds
-from connector.channel.coordinator import CycleReport
-from connector.channel.offsets import committed_offsets
-from connector.channel.worker import new_pipeline
+from connector.commit.commit import commit_table, schema_rounds
+from connector.commit.coordinator import CycleReport
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.iceberg.snapshot_offsets import committed_offsets
 from connector.maintenance import compaction
 from connector.maintenance.compaction import live_data_files
 from connector.maintenance.runner import Maintainer
 from connector.metrics import JobMetrics
-from tests.channel.test_commit import _batch, _process
+from connector.task import new_pipeline
+from tests.commit.test_commit import _batch, _process
 from tests.integration.harness import sink_props, unique
 from tests.maintenance.readers import ids_by_both, rows_by_both
 

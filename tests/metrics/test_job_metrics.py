@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from connector.api.errors import ConnectException
-from connector.channel.coordinator import CycleReport
+from connector.commit.coordinator import CycleReport
 from connector.metrics import JobMetrics, metrics_app
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry
 
 from connector.api.errors import ConnectException
-from connector.channel.coordinator import CycleReport
+from connector.commit.coordinator import CycleReport
 from connector.maintenance.compaction import CompactionReport
 from connector.maintenance.expiry import ExpiryReport
 from connector.maintenance.status import MaintenanceReport, TableMaintenance

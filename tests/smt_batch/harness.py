@@ -142,8 +142,8 @@ def sink_props(root: Path, *, transforms: dict[str, str] | None = None, **extra:
 
 def run_pipeline(props: dict[str, str], batches: Sequence[pa.RecordBatch], *, columnar: bool):
     """Feed batches to a TaskPipeline, creating/evolving tables inline; the buffered rows per table."""
-    from connector.channel.worker import new_pipeline
     from connector.config.sink_config import SinkConfig
+    from connector.task import new_pipeline
 
     config = SinkConfig.parse(props, {"bootstrap.servers": "unused:9092"})
     pipeline = new_pipeline(config, "task-0", columnar=columnar)
@@ -164,7 +164,7 @@ def run_pipeline(props: dict[str, str], batches: Sequence[pa.RecordBatch], *, co
 
 
 def apply_needs(pipeline, needs) -> None:
-    from connector.channel.schema_changes import apply_schema_needs
+    from connector.commit.schema_changes import apply_schema_needs
 
     apply_schema_needs(pipeline.catalog, pipeline.config, needs.create, needs.updates)
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from connector.api.errors import ConnectException, RetriableException
-from connector.channel.messages import TaskAssignment
+from connector.commit.messages import TaskAssignment
 from connector.spark.runner import SparkTaskRunner
 
 

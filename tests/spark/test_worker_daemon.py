@@ -20,7 +20,7 @@ def _worker_facts(_slot: int) -> tuple[str, bool, int, int]:
     the cyclic garbage collector leaves alone (frozen) and how many new ones it lets pile up."""
     with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
         parent = handle.read().replace(b"\0", b" ").decode()
-    imported = "connector.channel.worker" in sys.modules and "pyiceberg.table" in sys.modules
+    imported = "connector.task" in sys.modules and "pyiceberg.table" in sys.modules
     return parent, imported, gc.get_freeze_count(), gc.get_threshold()[0]
 
 

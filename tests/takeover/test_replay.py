@@ -11,9 +11,9 @@ from confluent_kafka import KafkaException
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from connector.channel.offsets import committed_offsets, control_offsets, java_keys
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
+from connector.iceberg.snapshot_offsets import committed_offsets, control_offsets, java_keys
 from connector.kafka.group_offsets import commit_group_offsets, group_occupied, read_group_offsets
 from connector.takeover.replay import plan, take_over_if_needed
 from tests.integration.harness import produce_round_robin, run_until_caught_up, sink_props, table_rows, unique

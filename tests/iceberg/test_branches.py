@@ -1,14 +1,14 @@
-"""Commits to a branch of a table that has no snapshots yet (connector/channel/branches.py)."""
+"""Commits to a branch of a table that has no snapshots yet (connector/iceberg/branches.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from connector.channel.commit import commit_table
-from connector.channel.offsets import committed_offsets
+from connector.commit.commit import commit_table
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from tests.channel.test_commit import _written
+from connector.iceberg.snapshot_offsets import committed_offsets
+from tests.commit.test_commit import _written
 from tests.integration.harness import sink_props, unique
 
 

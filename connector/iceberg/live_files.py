@@ -11,7 +11,7 @@ file apply to it; older deletes never do).
 pyiceberg reads manifests with the v2 read schema, which has no
 ``referenced_data_file``: a delete file's referenced data file is recovered
 from its ``file_path`` bounds when the lower and upper bound are the same
-path (how Iceberg, and :mod:`connector.data.position_deletes`, write
+path (how Iceberg, and :mod:`connector.iceberg.position_deletes`, write
 file-scoped position deletes; pyiceberg's own scan matches them that way).
 """
 

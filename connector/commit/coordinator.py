@@ -26,17 +26,17 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.api.record import TopicPartition
-from connector.channel.commit import CommitBatch, commit_table, schema_rounds
-from connector.channel.fencing import Fence, capture
-from connector.channel.group_mirror import GroupMirror
-from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.offsets import committed_offsets, java_keys
-from connector.channel.resume_groups import resume_groups
-from connector.channel.resume_log import log_resume_points
-from connector.channel.schema_changes import apply_schema_needs
+from connector.commit.commit import CommitBatch, commit_table, schema_rounds
+from connector.commit.fencing import Fence, capture
+from connector.commit.group_mirror import GroupMirror
+from connector.commit.messages import TaskAssignment, TaskResult
+from connector.commit.resume_groups import resume_groups
+from connector.commit.resume_log import log_resume_points
+from connector.commit.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
 from connector.data.table_writer import SchemaNeeds
 from connector.faults import fault_point
+from connector.iceberg.snapshot_offsets import committed_offsets, java_keys
 from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offset_reset import reset_offsets
 from connector.kafka.offsets import OffsetRange, plan_ranges

@@ -4,7 +4,7 @@ For a table in upsert mode (``connector/data/changes.py``) a commit carries, bes
 its data files, the :class:`~connector.data.changes.ChangeSegment` of each task
 flush. Every row of a changed key that is not its latest version is deleted
 by position: the rows the table held (found through the branch's
-:class:`~connector.channel.key_index.KeyIndex`, in any partition) and the rows
+:class:`~connector.commit.key_index.KeyIndex`, in any partition) and the rows
 an older record of the key left in another segment of this commit. The new data
 files and the position delete files (one per data file they refer to) land in
 one snapshot with the offsets, so a reader never sees a key twice or a
@@ -22,13 +22,13 @@ from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
 
 from connector.api.errors import ConnectException
-from connector.channel import key_index
-from connector.channel.key_index import FILE, POS, KeyIndex, read_keys, rows_to_delete, winners
-from connector.channel.offsets import branch_head
-from connector.channel.row_delta import commit_row_delta
+from connector.commit import key_index
+from connector.commit.key_index import FILE, POS, KeyIndex, read_keys, rows_to_delete, winners
 from connector.data.changes import ChangeSegment
-from connector.data.live_files import live_files
-from connector.data.position_deletes import read_position_deletes, write_position_deletes
+from connector.iceberg.live_files import live_files
+from connector.iceberg.position_deletes import read_position_deletes, write_position_deletes
+from connector.iceberg.row_delta import commit_row_delta
+from connector.iceberg.snapshot_offsets import branch_head
 
 log = logging.getLogger(__name__)
 

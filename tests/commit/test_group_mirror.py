@@ -7,8 +7,8 @@ import logging
 from confluent_kafka import KafkaError, KafkaException
 from prometheus_client import CollectorRegistry
 
-from connector.channel.coordinator import CycleReport
-from connector.channel.group_mirror import GroupMirror
+from connector.commit.coordinator import CycleReport
+from connector.commit.group_mirror import GroupMirror
 from connector.metrics import JobMetrics
 
 OCCUPIED = KafkaException(KafkaError(KafkaError.UNKNOWN_MEMBER_ID, "Could not commit offsets of group g"))
@@ -36,7 +36,7 @@ def test_offsets_wait_while_the_group_refuses_and_catch_up_on_a_later_cycle(capl
     group = Group({("t", 0): 30, ("t", 1): 22})  # where a killed Java sink left it
     mirror = GroupMirror({}, "connect-x", commit=group.commit, read=group.read)
 
-    with caplog.at_level(logging.INFO, logger="connector.channel.group_mirror"):
+    with caplog.at_level(logging.INFO, logger="connector.commit.group_mirror"):
         mirror.mirror({("t", 0): 25, ("t", 1): 40})
         assert mirror.lag == 5 + 18  # ahead on one partition, behind on the other: both are off
         mirror.mirror({("t", 1): 45, ("t", 2): 7})

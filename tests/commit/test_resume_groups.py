@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from connector.channel.resume_groups import resume_groups
+from connector.commit.resume_groups import resume_groups
 from connector.config.sink_config import SinkConfig
 from connector.kafka.group_offsets import commit_group_offsets
 from tests.integration.harness import produce_round_robin, run_until_caught_up, sink_props, table_rows, unique

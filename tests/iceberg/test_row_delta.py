@@ -1,4 +1,4 @@
-"""Row deltas (connector/channel/row_delta.py) on a real SQL catalog, read back by pyiceberg and by DuckDB."""
+"""Row deltas (connector/iceberg/row_delta.py) on a real SQL catalog, read back by pyiceberg and by DuckDB."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from pyiceberg.transforms import BucketTransform, IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
 from connector.api.errors import ConnectException
-from connector.channel.append import append_files
-from connector.channel.row_delta import RowDeltaConflict, commit_row_delta
-from connector.data.live_files import live_files
-from connector.data.position_deletes import write_position_deletes
 from connector.data.writer import write_data_files
+from connector.iceberg.append import append_files
+from connector.iceberg.live_files import live_files
+from connector.iceberg.position_deletes import write_position_deletes
+from connector.iceberg.row_delta import RowDeltaConflict, commit_row_delta
 from tests.data.conftest import make_catalog
 from tests.support.duckdb_iceberg import scan
 from tests.support.positions import positions_of

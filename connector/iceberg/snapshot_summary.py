@@ -12,9 +12,9 @@ Flink incremental readers, which look at the operation) then tell icefloe's
 snapshots apart and treat them as they treat Java's.
 
 Every snapshot producer icefloe uses passes its summary through
-:func:`as_java_writes`: the fast append (:mod:`connector.channel.branches`), the
-row delta (:mod:`connector.channel.row_delta`) and the manifest rewrite
-(:mod:`connector.channel.commit`).
+:func:`as_java_writes`: the fast append (:mod:`connector.iceberg.branches`), the
+row delta (:mod:`connector.iceberg.row_delta`) and the manifest rewrite
+(:mod:`connector.commit.commit`).
 """
 
 from __future__ import annotations

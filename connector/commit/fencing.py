@@ -22,7 +22,7 @@ partition and both positions. Nothing of the refused table is committed; the
 job fails, and a rerun resumes from the tables (nothing duplicated, nothing
 lost). The check runs on the head each commit attempt loads, and the append
 asserts that head (pyiceberg's ``AssertRefSnapshotId``; pyiceberg never
-rebuilds it on a newer head: ``connector/channel/branches.py``), so a writer
+rebuilds it on a newer head: ``connector/iceberg/branches.py``), so a writer
 racing between the check and the commit makes the attempt fail and the retry
 see it. This is the guarantee Apache's sink gives from 1.11 ("stale offsets").
 """
@@ -106,7 +106,7 @@ def capture(catalog, config, table_names: Iterable[str], start: Mapping[TopicPar
     ``loaded``: tables already loaded where ``start`` was read from (None: the table did not exist),
     noted as they were then: the heads the cycle's start positions came from.
     """
-    from connector.channel.offsets import committed_offsets, java_control_properties, java_keys
+    from connector.iceberg.snapshot_offsets import committed_offsets, java_control_properties, java_keys
 
     java = java_keys(config)
     fence = Fence(start=dict(start))

@@ -1,4 +1,4 @@
-"""A task's channel side: read its offset ranges, feed the pipeline, report a :class:`TaskResult`.
+"""The task: read its offset ranges, feed the pipeline, report a :class:`TaskResult`.
 
 ``run_task`` runs on a Spark executor (one Spark partition per assignment). It
 never commits anything: committing is the coordinator's job on the driver.
@@ -7,7 +7,7 @@ reports the needs and the ranges it left unfinished (from that batch on); the
 coordinator applies the change and runs those ranges again.
 
 Which offsets each table already holds comes from the tables' snapshot
-summaries (``connector.channel.offsets``); the pipeline drops the records
+summaries (``connector.iceberg.snapshot_offsets``); the pipeline drops the records
 below them, and the result says which offsets those were (``offsets_seen``:
 the fence checks a table the cycle did not know at its start against them).
 """
@@ -22,12 +22,12 @@ from typing import Callable, Iterable
 import pyarrow as pa
 
 from connector.api.errors import ConnectException
-from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.offsets import committed_offsets, java_keys
+from connector.commit.messages import TaskAssignment, TaskResult
 from connector.config.sink_config import SinkConfig
 from connector.data.pipeline import TaskPipeline
 from connector.data.table_writer import CommittedOffsets, SchemaNeeds
 from connector.faults import fault_point
+from connector.iceberg.snapshot_offsets import committed_offsets, java_keys
 from connector.kafka.client_config import consumer_config
 from connector.kafka.offsets import OffsetRange
 from connector.kafka.range_reader import RangeReader, read_range

@@ -11,9 +11,9 @@ from pyiceberg.table.snapshots import Operation, Summary
 from pyiceberg.table.update.snapshot import _FastAppendFiles, _SnapshotProducer
 from pyiceberg.typedef import EMPTY_DICT
 
-from connector.channel.branches import commit_to_branch
-from connector.channel.row_delta import commit_row_delta
-from connector.channel.snapshot_summary import as_java_writes
+from connector.iceberg.branches import commit_to_branch
+from connector.iceberg.row_delta import commit_row_delta
+from connector.iceberg.snapshot_summary import as_java_writes
 
 
 class _FastAppend(_FastAppendFiles):
@@ -27,7 +27,7 @@ def append_files(table: Table, branch: str, properties: Mapping[str, str], files
     """One fast append of ``files`` to ``branch`` with ``properties`` in the snapshot summary.
 
     Position delete files among ``files`` make it a row delta of the data and delete files instead
-    (:func:`connector.channel.row_delta.commit_row_delta`, format-version 2 tables only).
+    (:func:`connector.iceberg.row_delta.commit_row_delta`, format-version 2 tables only).
     """
     files = list(files)
     data = [f for f in files if f.content == DataFileContent.DATA]

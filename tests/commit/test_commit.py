@@ -1,4 +1,4 @@
-"""The one commit path (connector/channel/commit.py): aggregation, schema rounds, table commits."""
+"""The one commit path (connector/commit/commit.py): aggregation, schema rounds, table commits."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 from pyiceberg.exceptions import CommitFailedException
 
 from connector.api.errors import ConnectException
-from connector.channel import commit
-from connector.channel.commit import MAX_SCHEMA_ROUNDS, CommitBatch, commit_table, schema_rounds
-from connector.channel.messages import TaskResult
-from connector.channel.offsets import COMMIT_ID, committed_offsets
-from connector.channel.worker import new_pipeline
+from connector.commit import commit
+from connector.commit.commit import MAX_SCHEMA_ROUNDS, CommitBatch, commit_table, schema_rounds
+from connector.commit.messages import TaskResult
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.data.table_writer import SchemaNeeds
+from connector.iceberg.snapshot_offsets import COMMIT_ID, committed_offsets
 from connector.kafka.range_reader import RAW_SCHEMA
+from connector.task import new_pipeline
 from tests.integration.harness import sink_props, table_rows, unique
 
 PARTITIONS = st.sampled_from([("a", 0), ("a", 1), ("b", 0)])

@@ -2,7 +2,7 @@
 
 pyiceberg 0.12 writes no delete file and has no RowDelta; this is one, on its
 snapshot producer. The snapshot, on any branch (the first commit to a branch
-of a table without snapshots too, see :mod:`connector.channel.branches`):
+of a table without snapshots too, see :mod:`connector.iceberg.branches`):
 
 * adds data files (one DATA manifest per spec) and file-scoped position delete
   files (one DELETES manifest per spec, ``content=deletes`` in its metadata,
@@ -22,7 +22,7 @@ of a table without snapshots too, see :mod:`connector.channel.branches`):
   ``overwrite`` otherwise; a rewrite (compaction: the same rows in new files,
   their delete files applied) is a ``replace``, as Java's ``RewriteFiles``
   records it. The summary also carries the fields Java writes
-  (:mod:`connector.channel.snapshot_summary`).
+  (:mod:`connector.iceberg.snapshot_summary`).
 
 Before writing anything it checks the head it is built on, so that no row can
 come back: every file it removes is live, every delete file it adds
@@ -69,9 +69,9 @@ from pyiceberg.typedef import EMPTY_DICT
 from pyiceberg.types import NestedField, StringType, StructType
 
 from connector.api.errors import ConnectException
-from connector.channel.branches import commit_to_branch
-from connector.channel.snapshot_summary import with_totals
-from connector.data.live_files import referenced_data_file, spec_id_of
+from connector.iceberg.branches import commit_to_branch
+from connector.iceberg.live_files import referenced_data_file, spec_id_of
+from connector.iceberg.snapshot_summary import with_totals
 
 REFERENCED_DATA_FILE = NestedField(143, "referenced_data_file", StringType(), required=False)
 _V2_FIELDS = [f.name for f in DATA_FILE_TYPE[2].fields]

@@ -1,4 +1,4 @@
-"""The fence (connector/channel/fencing.py) and the Java sinks' snapshot keys (connector/channel/offsets.py)."""
+"""The fence (connector/commit/fencing.py) and the Java sinks' snapshot keys (connector/iceberg/snapshot_offsets.py)."""
 
 from __future__ import annotations
 
@@ -6,22 +6,22 @@ import json
 
 import pytest
 
-from connector.channel.commit import commit_table
-from connector.channel.coordinator import Coordinator
-from connector.channel.fencing import FencedException, capture
-from connector.channel.messages import TaskAssignment, TaskResult
-from connector.channel.offsets import (
+from connector.commit.commit import commit_table
+from connector.commit.coordinator import Coordinator
+from connector.commit.fencing import FencedException, capture
+from connector.commit.messages import TaskAssignment, TaskResult
+from connector.commit.schema_changes import apply_schema_needs
+from connector.config.sink_config import SinkConfig
+from connector.data.catalog import load_catalog
+from connector.iceberg.snapshot_offsets import (
     committed_offsets,
     control_offsets,
     java_keys,
     java_snapshot_is_newest,
 )
-from connector.channel.schema_changes import apply_schema_needs
-from connector.channel.worker import run_task
-from connector.config.sink_config import SinkConfig
-from connector.data.catalog import load_catalog
 from connector.kafka.offsets import OffsetRange
-from tests.channel.test_commit import _written
+from connector.task import run_task
+from tests.commit.test_commit import _written
 from tests.integration.harness import produce_round_robin, sink_props, unique
 from tests.support.tansu import create_topic
 

@@ -1,4 +1,4 @@
-"""The key index's rules (connector/channel/key_index.py): which segment wins a key, which rows go."""
+"""The key index's rules (connector/commit/key_index.py): which segment wins a key, which rows go."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.channel.key_index import FILE, OLD, POS, SEGMENT, rows_to_delete, winners, without
+from connector.commit.key_index import FILE, OLD, POS, SEGMENT, rows_to_delete, winners, without
 from connector.data.changes import DELETED, OFFSET, PARTITION, TOPIC
 
 

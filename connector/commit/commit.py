@@ -10,9 +10,9 @@ Used by the coordinator (``icefloe run``) and by the Spark Data Source sink alik
   snapshot summary (never moving a table's offsets backwards), retried when
   another writer committed to the branch in between, and refused when another
   writer moved the table's offsets since the cycle started (``fence``,
-  connector/channel/fencing.py); for a table in upsert mode, the same snapshot
+  connector/commit/fencing.py); for a table in upsert mode, the same snapshot
   carries the position deletes of the keys the cycle changed
-  (connector/channel/upserts.py);
+  (connector/commit/upserts.py);
 * :func:`commit_manifest_merge` — one ``replace`` snapshot adding no data whose manifests are the head's, merged.
 """
 
@@ -32,11 +32,16 @@ from pyiceberg.typedef import EMPTY_DICT
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.api.record import TopicPartition
-from connector.channel.append import append_files
-from connector.channel.branches import commit_to_branch
-from connector.channel.fencing import Fence
-from connector.channel.messages import TaskResult
-from connector.channel.offsets import (
+from connector.commit.fencing import Fence
+from connector.commit.messages import TaskResult
+from connector.commit.schema_changes import apply_schema_needs
+from connector.commit.upserts import commit_upserts
+from connector.config.sink_config import SinkConfig
+from connector.data.changes import ChangeSegment, id_columns_of
+from connector.data.table_writer import SchemaNeeds
+from connector.iceberg.append import append_files
+from connector.iceberg.branches import commit_to_branch
+from connector.iceberg.snapshot_offsets import (
     branch_head,
     committed_offsets,
     java_control_properties,
@@ -44,12 +49,7 @@ from connector.channel.offsets import (
     offsets_reset_key,
     summary_properties,
 )
-from connector.channel.schema_changes import apply_schema_needs
-from connector.channel.snapshot_summary import with_totals
-from connector.channel.upserts import commit_upserts
-from connector.config.sink_config import SinkConfig
-from connector.data.changes import ChangeSegment, id_columns_of
-from connector.data.table_writer import SchemaNeeds
+from connector.iceberg.snapshot_summary import with_totals
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
     as given, lower or not, and a None offset removes that partition.
 
     ``fence``: what the cycle saw at its start; the commit is refused
-    (:class:`~connector.channel.fencing.FencedException`) if the table moved since.
+    (:class:`~connector.commit.fencing.FencedException`) if the table moved since.
     The Java sinks' control-topic keys are carried into the new snapshot unchanged.
 
     ``changes``: the segments of an upsert table (``connector/data/changes.py``); the

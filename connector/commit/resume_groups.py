@@ -10,8 +10,8 @@ same for Tabular's class name or when ``iceberg.control.group-id`` is set.
 
 from __future__ import annotations
 
-from connector.channel.offsets import tabular_control_group
 from connector.config.sink_config import SinkConfig
+from connector.iceberg.snapshot_offsets import tabular_control_group
 
 TABULAR_CONNECTOR_CLASSES = ("io.tabular.iceberg.connect.IcebergSinkConnector",)
 

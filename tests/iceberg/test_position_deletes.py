@@ -1,4 +1,4 @@
-"""Position delete files (connector/data/position_deletes.py): layout, metadata, and reading them back."""
+"""Position delete files (connector/iceberg/position_deletes.py): layout, metadata, and reading them back."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from connector.data.live_files import FILE_PATH_ID, POS_ID, referenced_data_file
-from connector.data.position_deletes import read_position_deletes, write_position_deletes
 from connector.data.writer import write_data_files
+from connector.iceberg.live_files import FILE_PATH_ID, POS_ID, referenced_data_file
+from connector.iceberg.position_deletes import read_position_deletes, write_position_deletes
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(),
                                                                                 required=False))

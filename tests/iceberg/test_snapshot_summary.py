@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from connector.channel.commit import commit_table
+from connector.commit.commit import commit_table
 from connector.config.icefloe_config import MaintenanceConfig
 from connector.data.catalog import load_catalog
 from connector.maintenance.compaction import compact
 from connector.maintenance.manifests import rewrite_manifests
 from connector.maintenance.policy import table_policy
-from tests.channel.test_commit import _written
+from tests.commit.test_commit import _written
 from tests.maintenance.test_compaction import config, tiny_commits  # noqa: F401 - fixture
 from tests.maintenance.test_compaction_deletes import Upserts
 

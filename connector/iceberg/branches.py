@@ -9,17 +9,17 @@ a writer that created it concurrently makes that commit fail and the caller
 retry on the branch (the staged snapshot stays unreferenced, as an orphan).
 
 Any snapshot producer goes through :func:`commit_to_branch`: the fast append
-of data files (:mod:`connector.channel.append`), the row delta
-(:mod:`connector.channel.row_delta`) of data and delete files.
+of data files (:mod:`connector.iceberg.append`), the row delta
+(:mod:`connector.iceberg.row_delta`) of data and delete files.
 
 A commit that loses the race for the branch fails here, never lands on the
 new head: pyiceberg 0.12 retries a snapshot producer by itself, rebuilding the
 snapshot on whatever head another writer made (``commit.retry.*``). Every
 icefloe commit is decided on the head it loaded: the offsets merged into the
-summary, the fence (``connector/channel/fencing.py``), the rows an upsert or a
+summary, the fence (``connector/commit/fencing.py``), the rows an upsert or a
 compaction removes. Rebuilt elsewhere, it would commit records another job
 already committed, or record offsets older than the head's. So the caller
-reloads, decides again and retries (``connector.channel.commit``).
+reloads, decides again and retries (``connector.commit.commit``).
 """
 
 from __future__ import annotations

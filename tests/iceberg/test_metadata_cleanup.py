@@ -1,4 +1,4 @@
-"""Old metadata files are deleted by the table's rules only (connector/data/metadata_cleanup.py).
+"""Old metadata files are deleted by the table's rules only (connector/iceberg/metadata_cleanup.py).
 
 Java's writers delete, after a commit and only when ``write.metadata.delete-after-commit.enabled``
 is true, the metadata files that commit dropped from the metadata log (which keeps
@@ -16,7 +16,7 @@ import pytest
 
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from connector.data.metadata_cleanup import MetadataCleanup
+from connector.iceberg.metadata_cleanup import MetadataCleanup
 from connector.maintenance.files import local_path
 from connector.maintenance.runner import Maintainer
 from tests.integration.harness import sink_props, unique

@@ -33,7 +33,7 @@ from pyiceberg.partitioning import PartitionFieldValue, PartitionKey
 from pyiceberg.table import Table
 from pyiceberg.types import LongType
 
-from connector.data.live_files import FILE_PATH_ID, POS_ID, spec_id_of
+from connector.iceberg.live_files import FILE_PATH_ID, POS_ID, spec_id_of
 
 #: The Arrow schema of a position delete file (field ids in the Parquet schema, both columns required).
 DELETE_SCHEMA = pa.schema([
@@ -47,7 +47,7 @@ def write_position_deletes(table: Table, deletes: pa.Table, data_files: Mapping[
 
     ``data_files`` maps each referenced path to its live :class:`DataFile` (its spec and partition are
     the delete file's); a path missing from it is a caller's bug (ValueError naming it). Nothing is
-    committed: hand the returned files to :func:`connector.channel.row_delta.commit_row_delta`.
+    committed: hand the returned files to :func:`connector.iceberg.row_delta.commit_row_delta`.
     """
     rows = _normalized(deletes)
     if rows.num_rows == 0:

@@ -21,11 +21,7 @@ import pyarrow as pa
 
 from connector.api.declined import Declined
 from connector.api.schema import Type
-from connector.data.avro_batch import AvroBatchReader
 from connector.data.json_batch import parse_json_objects
-from connector.data.json_envelope import EnvelopeReader
-from connector.data.json_schema_batch import JsonSchemaBatchReader
-from connector.data.protobuf_batch import ProtobufBatchReader
 from connector.data.router import RecordRouter
 from connector.data.strategy import (
     COLUMNAR,
@@ -37,7 +33,11 @@ from connector.data.strategy import (
     Strategy,
 )
 from connector.data.table_rows import MAPS, RAW_JSON, TYPED, TableRows
-from connector.data.typed_batch import DecodedBatch, spread_rows
+from converters.batch.avro import AvroBatchReader
+from converters.batch.json_envelope import EnvelopeReader
+from converters.batch.json_schema import JsonSchemaBatchReader
+from converters.batch.protobuf import ProtobufBatchReader
+from converters.batch.typed import DecodedBatch, spread_rows
 from smt.batch import RecordBatchView, Values
 
 

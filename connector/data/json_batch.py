@@ -69,8 +69,6 @@ from pyiceberg.types import (
 from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
 from connector.data import coercion, temporal
-from connector.data.json_payloads import newline_joined
-from connector.data.json_screen import check_lax_tokens
 from connector.data.record_converter import (
     ConversionResult,
     RecordConversionError,
@@ -79,6 +77,8 @@ from connector.data.record_converter import (
 )
 from connector.data.schema_update import SchemaUpdates
 from connector.data.value_converters import storage_type
+from converters.batch.json_payloads import newline_joined
+from converters.batch.json_screen import check_lax_tokens
 
 log = logging.getLogger(__name__)
 
@@ -749,7 +749,7 @@ def _joined_lines(values: pa.Array) -> pa.Buffer:
     empty lines and reads ``{..} {..}`` as two rows: with every line non-empty,
     "as many rows as values" then means one object per value), and when the
     text holds what pyarrow's reader takes and JsonConverter refuses
-    (:mod:`connector.data.json_screen`: ``NaN``, invalid UTF-8, ...). Checked
+    (:mod:`converters.batch.json_screen`: ``NaN``, invalid UTF-8, ...). Checked
     on Arrow's buffers, with no Python object per value.
     """
     if values.null_count:

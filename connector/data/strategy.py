@@ -11,7 +11,7 @@ task's log line says it:
   form runs record by record for that stage only (``smt.batch.records``).
 * ``columnar Avro``: Confluent Avro values (``AvroConverter``), no SMTs, every
   record to every table. The values of a batch are decoded at once by a
-  native Avro reader into Arrow columns (``connector/data/avro_batch.py``).
+  native Avro reader into Arrow columns (``converters/batch/avro.py``).
 * ``columnar Avro with batch SMTs``: Confluent Avro values, every record to
   every table, and an SMT chain whose every stage has a typed batch form
   (``smt/batch/typed.py``: InsertField, ReplaceField, MaskField, HoistField,
@@ -26,21 +26,21 @@ task's log line says it:
 * ``columnar JSON with schemas``: JsonConverter envelopes
   (``schemas.enable=true``), no SMTs, every record to every table. The
   payloads of a batch whose envelopes share one schema are read at once by
-  Arrow's JSON reader, typed by that schema (``connector/data/json_envelope.py``).
+  Arrow's JSON reader, typed by that schema (``converters/batch/json_envelope.py``).
 * ``columnar JSON Schema``: Confluent JSON Schema values
   (``JsonSchemaConverter``), no SMTs, every record to every table. The
   payloads of a batch framed with one schema id are read the same way, typed
   by the Connect schema of the registered JSON schema
-  (``connector/data/json_schema_batch.py``; the JSON rules shared with the
-  envelopes: ``connector/data/json_payloads.py``).
+  (``converters/batch/json_schema.py``; the JSON rules shared with the
+  envelopes: ``converters/batch/json_payloads.py``).
 * ``columnar Protobuf``: Confluent Protobuf values (``ProtobufConverter``), every
   record to every table. The messages of a batch framed with one schema id and
   message type are parsed by the ``protobuf`` runtime in one call and read
   column by column, typed by the Connect schema the converter derives
-  (``connector/data/protobuf_batch.py``, ``connector/data/protobuf_columns.py``);
+  (``converters/batch/protobuf.py``, ``converters/batch/protobuf_columns.py``);
   with a typed SMT chain, ``columnar Protobuf with batch SMTs``, as for Avro.
 
-  All the typed ones go into each table's schema through ``connector/data/typed_batch.py``.
+  All the typed ones go into each table's schema through ``converters/batch/typed.py``.
 * ``per-record``: Connect's own contract: converters → ``SinkRecord`` → SMT
   chain → route → ``RecordConverter`` (:mod:`connector.data.per_record`).
   Every other configuration, and every batch a columnar strategy declines.
@@ -52,12 +52,12 @@ import os
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from connector.data.avro_batch import AvroBatchReader
 from connector.data.decoder import RecordDecoder
-from connector.data.json_envelope import EnvelopeReader
-from connector.data.json_schema_batch import JsonSchemaBatchReader
-from connector.data.protobuf_batch import ProtobufBatchReader
 from connector.data.router import RecordRouter
+from converters.batch.avro import AvroBatchReader
+from converters.batch.json_envelope import EnvelopeReader
+from converters.batch.json_schema import JsonSchemaBatchReader
+from converters.batch.protobuf import ProtobufBatchReader
 from converters.confluent.avro import AvroConverter
 from converters.confluent.json_schema import JsonSchemaConverter
 from converters.confluent.protobuf import ProtobufConverter

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.errors import DataException
-from connector.data.json_screen import json_converter_value
+from converters.batch.json_screen import json_converter_value
 
 FRAME_BYTES = 5  # Confluent's wire format: magic byte 0, then a 4-byte schema id
 

@@ -30,14 +30,14 @@ from connector.api.errors import ConnectException, DataException
 from connector.config.sink_config import SinkConfig
 from connector.data.cdc_ops import row_changes
 from connector.data.collapse import positions_table
-from connector.data.json_screen import json_converter_value
 from connector.data.record_converter import RecordConversionError, name_mapping_of
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.schema_update import IncompatibleSchemaChange
 from connector.data.table_rows import MAPS, RECORDS, TYPED, TableRows, not_committed
 from connector.data.table_writer import SchemaNeeds, TableState, TableWriters
-from connector.data.typed_batch import to_table
 from connector.tolerance.errant import SINK_TASK_CLASS, TASK_PUT, ErrorHandler, mark
+from converters.batch.json_screen import json_converter_value
+from converters.batch.typed import to_table
 
 #: With error tolerance, what fails is split in halves down to this many rows: a declined columnar batch
 #: (whose pieces of this size go per record), and the records after a failing one in a per-record conversion.

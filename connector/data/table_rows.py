@@ -31,7 +31,7 @@ class TableRows:
     ``values`` is one of four forms: ``RAW_JSON`` (a binary array of JSON
     objects), ``MAPS`` (a struct array of parsed, transformed JSON objects),
     ``TYPED`` (a struct array typed by the Connect STRUCT schema ``schema``,
-    as :func:`~connector.data.typed_batch.to_table` takes it: decoded Avro
+    as :func:`~converters.batch.typed.to_table` takes it: decoded Avro
     records, JsonConverter or JSON Schema payloads) or ``RECORDS`` (a list of ``SinkRecord``).
     """
 

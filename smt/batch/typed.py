@@ -3,7 +3,7 @@
 A *typed* view's :class:`~smt.batch.view.Values` carry ``schema``: the
 Connect STRUCT schema every non-null row has (the batch was decoded with one
 registry schema, say). The array is a struct array in the representation
-``connector/data/typed_batch.py`` reads: INT8/16/32 as int32, Date as int32
+``converters/batch/typed.py`` reads: INT8/16/32 as int32, Date as int32
 days, Time as int32 milliseconds of the day, Timestamp as int64 milliseconds,
 STRUCT as struct, ARRAY as list. A
 null row is a tombstone (per record its value *and* schema are null, so the

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from connector.data.avro_batch import _bodies, _long
+from converters.batch.avro import _bodies, _long
 from tests.confluent import confluent_client, serialization_context, unique
 from tests.smt_batch.harness import per_record_and_columnar, raw_batch, sink_props
 from tests.smt_batch.test_pipeline import assert_same_tables
@@ -166,7 +166,7 @@ def test_a_value_with_trailing_bytes_declines_instead_of_shifting_the_next_recor
 def test_zigzag_sizes_are_the_lengths_of_avro_longs(values):
     import numpy as np
 
-    from connector.data.avro_sizes import zigzag_sizes
+    from converters.batch.avro_sizes import zigzag_sizes
 
     assert zigzag_sizes(np.array(values, dtype=np.int64)).tolist() == [len(_long(v)) for v in values]
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from connector.api.declined import Declined
-from connector.data.json_envelope import EnvelopeReader, envelope_prefix
+from converters.batch.json_envelope import EnvelopeReader, envelope_prefix
 from converters.json import JsonConverter
 from tests.smt_batch.harness import per_record_and_columnar, raw_batch, sink_props
 from tests.smt_batch.test_pipeline import assert_same_tables

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from connector.api.declined import Declined
-from connector.data.json_schema_batch import JsonSchemaBatchReader
+from converters.batch.json_schema import JsonSchemaBatchReader
 from converters.confluent.json_schema import JsonSchemaConverter
 from tests.confluent import confluent_client, converter, serialization_context, unique
 from tests.smt_batch.harness import per_record_and_columnar, raw_batch, sink_props

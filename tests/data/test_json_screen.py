@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.data.json_screen import _has_negative_exponent, holds
+from converters.batch.json_screen import _has_negative_exponent, holds
 
 # bytes the tokens are made of, and their neighbours, so that near misses are common
 TEXT = st.binary(max_size=60).map(lambda raw: bytes(b"NaIfnE e-:,[0\n"[c % 14] for c in raw))

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from connector.api.declined import Declined
-from connector.data.protobuf_batch import ProtobufBatchReader, _wrapped_payloads
+from converters.batch.protobuf import ProtobufBatchReader, _wrapped_payloads
 from converters.confluent.protobuf import ProtobufConverter
 from converters.confluent.protobuf_data import meta_option_bytes, well_known_files
 from tests.confluent import confluent_client, converter, serialization_context, unique

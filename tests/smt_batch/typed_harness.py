@@ -17,7 +17,7 @@ from connector.api.struct import Struct
 from smt.batch import RecordBatchView, Values, typed_batch_form
 from tests.smt_batch.harness import KAFKA, raw_batch
 
-#: Arrow types of the typed representation (``connector/data/typed_batch.py``).
+#: Arrow types of the typed representation (``converters/batch/typed.py``).
 ARROW = {Type.BOOLEAN: pa.bool_(), Type.INT8: pa.int32(), Type.INT16: pa.int32(), Type.INT32: pa.int32(),
          Type.INT64: pa.int64(), Type.FLOAT32: pa.float32(), Type.FLOAT64: pa.float64(),
          Type.STRING: pa.string(), Type.BYTES: pa.binary()}

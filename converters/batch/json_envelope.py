@@ -7,7 +7,7 @@ faster. When every value of a batch starts with the same bytes
 values with that prefix and the last byte cut off: one newline-delimited
 JSON document, read by Arrow's JSON reader with an explicit schema derived
 from the Connect schema of ``S`` (the shared JSON rules and typing:
-``connector/data/json_payloads.py``).
+``converters/batch/json_payloads.py``).
 
 Invariants (else the batch declines, :class:`Declined`, and runs per record):
 
@@ -45,8 +45,8 @@ from connector.api.errors import DataException
 from connector.api.java import jackson
 from connector.api.lru import LRUCache
 from connector.api.schema import Schema
-from connector.data.json_payloads import arrow_type, buffers, payload_lines, read_rows, typed, unsupported
-from connector.data.typed_batch import DecodedBatch
+from converters.batch.json_payloads import arrow_type, buffers, payload_lines, read_rows, typed, unsupported
+from converters.batch.typed import DecodedBatch
 
 _SPACE = rb"[ \t\n\r]*"
 _HEAD = re.compile(_SPACE + rb'\{' + _SPACE + rb'"schema"' + _SPACE + rb":" + _SPACE)

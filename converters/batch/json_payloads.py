@@ -1,8 +1,8 @@
 """JSON payloads (one JSON object per value) → Arrow rows typed by a Connect STRUCT schema, a batch at a time.
 
 Shared by the two columnar JSON strategies: ``columnar JSON with schemas``
-(JsonConverter envelopes, ``connector/data/json_envelope.py``) and ``columnar
-JSON Schema`` (Confluent JSON Schema values, ``connector/data/json_schema_batch.py``).
+(JsonConverter envelopes, ``converters/batch/json_envelope.py``) and ``columnar
+JSON Schema`` (Confluent JSON Schema values, ``converters/batch/json_schema.py``).
 The payloads of a batch become one newline-delimited document read by
 Arrow's JSON reader with an explicit schema (:func:`arrow_type`), then typed
 as the per-record converter gives them (:func:`typed`).
@@ -12,7 +12,7 @@ The JSON rules, where Arrow's reader is laxer than Jackson or Python's
 
 * no byte below 0x20 in a payload (line breaks would split documents; raw
   control characters in strings), none of the tokens Arrow reads and Jackson
-  refuses or reads differently (:mod:`connector.data.json_screen`: ``NaN``,
+  refuses or reads differently (:mod:`converters.batch.json_screen`: ``NaN``,
   ``Infinity``, over-long numbers, ...), exactly one JSON value per payload;
 * every token the reader reads is of the JSON kind the schema asks for (the
   reader refuses a string for a number, a number for a string, ``1.0`` for an
@@ -35,7 +35,7 @@ import pyarrow.json as pa_json
 
 from connector.api.declined import Declined
 from connector.api.schema import Schema, Type
-from connector.data.json_screen import check_lax_tokens
+from converters.batch.json_screen import check_lax_tokens
 
 _INT_RANGES = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32}
 POSITIVE_ZEROS, DECLINE_NEGATIVE_ZEROS = "positive", "decline"

@@ -13,7 +13,7 @@ Invariants (else the batch declines, :class:`Declined`, and runs per record):
 * every value is framed with the same magic byte 0 and schema id, and no
   record carries the schema id in a header instead;
 * every value is exactly one record: the encoded size of each decoded row
-  equals its value's length (``connector/data/avro_sizes.py``), since one value
+  equals its value's length (``converters/batch/avro_sizes.py``), since one value
   with trailing bytes would shift the rest of a block;
 * the converter reads those values as the writer schema (no
   ``use.latest.version`` resolution) — :meth:`AvroConverter.columnar_plan`;
@@ -23,7 +23,7 @@ Invariants (else the batch declines, :class:`Declined`, and runs per record):
   and declines on anything else (maps, unions, decimals, times, uuids,
   narrowing, a null in a required column, a null where the schema has a
   default that the per-record path would put instead) — see
-  ``connector/data/typed_batch.py``;
+  ``converters/batch/typed.py``;
 * the table needs no schema change for the Connect schema
   (``RecordConverter.schema_updates_for``).
 """
@@ -43,9 +43,9 @@ from connector.api.errors import DataException
 from connector.api.logical import Date, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.schema import Schema, Type
-from connector.data.avro_sizes import check_aligned
-from connector.data.registry_frame import FRAME, common_frame, framed_values
-from connector.data.typed_batch import DecodedBatch, is_union, spread_rows
+from converters.batch.avro_sizes import check_aligned
+from converters.batch.registry_frame import FRAME, common_frame, framed_values
+from converters.batch.typed import DecodedBatch, is_union, spread_rows
 
 _SYNC = bytes(range(16))  # the file's sync marker: any 16 bytes, the same in header and block
 

@@ -7,7 +7,7 @@ struct array field by field, each column in one pass over the messages
 (``operator.attrgetter`` in ``map``, then one Arrow or numpy conversion), never
 a ``Struct`` per record. The values are those of
 ``ProtobufData.to_connect_value``, in the Arrow types of
-``connector/data/typed_batch.py`` (INT8/INT16 as int32, Date as int32 days,
+``converters/batch/typed.py`` (INT8/INT16 as int32, Date as int32 days,
 Timestamp as int64 milliseconds):
 
 * a field is null when ``ProtobufData.reads_presence`` says its absence

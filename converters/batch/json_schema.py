@@ -5,7 +5,7 @@ The per-record strategy (``JsonSchemaConverter.to_connect_data`` → ``Struct``
 faster. A value is the 5-byte frame (magic byte 0, schema id) and the JSON
 text of its payload; when every value of a batch has the same frame, the
 payloads are the values without it, read and typed by the shared JSON rules
-(``connector/data/json_payloads.py``) with the Connect schema the converter
+(``converters/batch/json_payloads.py``) with the Connect schema the converter
 derives from the registered JSON schema.
 
 Invariants (else the batch declines, :class:`Declined`, and runs per record):
@@ -44,7 +44,7 @@ import pyarrow.compute as pc
 from connector.api.declined import Declined
 from connector.api.errors import DataException
 from connector.api.schema import Schema, Type
-from connector.data.json_payloads import (
+from converters.batch.json_payloads import (
     DECLINE_NEGATIVE_ZEROS,
     arrow_type,
     buffers,
@@ -53,8 +53,8 @@ from connector.data.json_payloads import (
     typed,
     unsupported,
 )
-from connector.data.registry_frame import FRAME, common_frame, framed_values
-from connector.data.typed_batch import DecodedBatch
+from converters.batch.registry_frame import FRAME, common_frame, framed_values
+from converters.batch.typed import DecodedBatch
 from converters.confluent.json_schema_data import JSON_TYPE_ONE_OF
 from converters.confluent.sum_types import is_generalized_union
 

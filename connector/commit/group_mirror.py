@@ -30,11 +30,12 @@ Offsets = Mapping[TopicPartition, int]
 class GroupMirror:
     """The offsets not yet mirrored to ``group_id``, and how far the group is off while they wait."""
 
-    def __init__(self, client_conf: Mapping[str, object], group_id: str, *,
+    def __init__(self, client_conf: Mapping[str, object], group_id: str, *, timeout: float = 30.0,
                  commit: Callable[..., None] = commit_group_offsets,
                  read: Callable[..., dict[TopicPartition, int]] = read_group_offsets):
         self.client_conf = client_conf
         self.group_id = group_id
+        self.timeout = timeout
         self._commit = commit
         self._read = read
         self.pending: dict[TopicPartition, int] = {}
@@ -52,7 +53,7 @@ class GroupMirror:
         if not self.pending:
             return
         try:
-            self._commit(self.client_conf, self.group_id, self.pending)
+            self._commit(self.client_conf, self.group_id, self.pending, timeout=self.timeout)
         except Exception as exc:  # noqa: BLE001 - a failed mirror must not fail a committed cycle
             self._lagging(exc)
             return

@@ -64,6 +64,7 @@ from pyspark.sql.types import (
 from connector.api.errors import ConfigException, DataException
 from connector.api.record import TopicPartition
 from connector.commit.commit import CommitBatch, commit_table, schema_rounds
+from connector.commit.group_mirror import GroupMirror
 from connector.commit.messages import TaskResult
 from connector.config.locations import local_path
 from connector.config.sink_config import SinkConfig, load_connector_file
@@ -405,17 +406,16 @@ def _dlq_position(config: SinkConfig, catalog, covered: dict[TopicPartition, int
 
 
 def _mirror_group_offsets(config: SinkConfig, offsets: dict[TopicPartition, int]) -> None:
-    """Mirror to ``connect-<name>`` when the sink was told where Kafka is (the table holds the truth)."""
+    """Mirror to ``connect-<name>`` when the sink was told where Kafka is (the table holds the truth), the
+    coordinator's way (:class:`~connector.commit.group_mirror.GroupMirror`). Each Spark commit runs in a
+    process of its own, so what one cannot mirror waits for the next batch's commit, which mirrors the
+    newer offsets the tables then hold."""
     if "bootstrap.servers" not in config.worker:
         return
     from connector.kafka.client_config import consumer_config
-    from connector.kafka.group_offsets import commit_group_offsets
 
-    try:
-        client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
-        commit_group_offsets(client_conf, config.group_id, offsets, timeout=GROUP_COMMIT_TIMEOUT)
-    except Exception as exc:  # noqa: BLE001 - a failed mirror must not fail a committed write
-        log.warning("Could not commit offsets to consumer group %s: %s", config.group_id, exc)
+    client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
+    GroupMirror(client_conf, config.group_id, timeout=GROUP_COMMIT_TIMEOUT).mirror(offsets)
 
 
 def abort_messages(config: SinkConfig, messages: Iterable[TaskResult | None]) -> None:

@@ -22,7 +22,7 @@ class Group:
         self.members = True
         self.commits = 0
 
-    def commit(self, conf, group_id, offsets) -> None:
+    def commit(self, conf, group_id, offsets, timeout: float = 30.0) -> None:
         self.commits += 1
         if self.members:
             raise OCCUPIED
@@ -64,7 +64,7 @@ def test_nothing_pending_commits_nothing():
 
 
 def test_an_unreachable_broker_keeps_the_last_figure_and_names_the_cause(caplog):
-    def unreachable(*args):
+    def unreachable(*args, **kwargs):
         raise KafkaException(KafkaError(KafkaError._TRANSPORT, "broker down"))
 
     mirror = GroupMirror({}, "connect-x", commit=unreachable, read=unreachable)

@@ -25,7 +25,7 @@ from connector.api.errors import ConnectException
 from connector.commit.messages import TaskAssignment, TaskResult
 from connector.config.sink_config import SinkConfig
 from connector.data.pipeline import TaskPipeline
-from connector.data.table_writer import CommittedOffsets, SchemaNeeds
+from connector.data.write.table_writer import CommittedOffsets, SchemaNeeds
 from connector.faults import fault_point
 from connector.iceberg.snapshot_offsets import committed_offsets, java_keys
 from connector.kafka.client_config import consumer_config

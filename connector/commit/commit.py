@@ -37,8 +37,8 @@ from connector.commit.messages import TaskResult
 from connector.commit.schema_changes import apply_schema_needs
 from connector.commit.upserts import commit_upserts
 from connector.config.sink_config import SinkConfig
-from connector.data.changes import ChangeSegment, id_columns_of
-from connector.data.table_writer import SchemaNeeds
+from connector.data.convert.changes import ChangeSegment, id_columns_of
+from connector.data.write.table_writer import SchemaNeeds
 from connector.iceberg.append import append_files
 from connector.iceberg.branches import commit_to_branch
 from connector.iceberg.snapshot_offsets import (
@@ -150,7 +150,7 @@ def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,
     (:class:`~connector.commit.fencing.FencedException`) if the table moved since.
     The Java sinks' control-topic keys are carried into the new snapshot unchanged.
 
-    ``changes``: the segments of an upsert table (``connector/data/changes.py``); the
+    ``changes``: the segments of an upsert table (``connector/data/convert/changes.py``); the
     snapshot then also deletes, by position, every row they supersede.
     """
     branch = config.iceberg.table_config(table_name).commit_branch or "main"

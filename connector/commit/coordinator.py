@@ -34,7 +34,7 @@ from connector.commit.resume_groups import resume_groups
 from connector.commit.resume_log import log_resume_points
 from connector.commit.schema_changes import apply_schema_needs
 from connector.config.sink_config import SinkConfig
-from connector.data.table_writer import SchemaNeeds
+from connector.data.write.table_writer import SchemaNeeds
 from connector.faults import fault_point
 from connector.iceberg.snapshot_offsets import committed_offsets, java_keys
 from connector.kafka.group_offsets import read_group_offsets

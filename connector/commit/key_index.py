@@ -1,7 +1,7 @@
 """Where each key of an upsert table lives: the key index the commit turns changed keys into deletes with.
 
 An upsert table holds one row per key (its id columns). A commit receives the
-changes of its tasks as :class:`~connector.data.changes.ChangeSegment` (the
+changes of its tasks as :class:`~connector.data.convert.changes.ChangeSegment` (the
 files a flush wrote and one row per key it saw) and must delete every other
 row of each changed key: the rows the table held before, wherever their
 partition (a key may move between table partitions), and the rows of other
@@ -34,7 +34,7 @@ from pyiceberg.io.pyarrow import ArrowScan
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import FileScanTask, Table
 
-from connector.data.changes import DELETED, OFFSET, PARTITION, TOPIC
+from connector.data.convert.changes import DELETED, OFFSET, PARTITION, TOPIC
 
 FILE, POS, SEGMENT, RANK = "__file", "__pos", "__segment", "__rank"
 #: The segment of rows the table held before the commit.

@@ -3,8 +3,8 @@
 A task's :class:`TaskResult` is the equivalent of the Iceberg sink's
 ``DataWritten`` + ``DataComplete`` events: the data files it wrote per table and
 the next offset it reached per source partition; for upsert and CDC tables, also
-the keys each of its flushes changed (``changes``, :mod:`connector.data.changes`). It can also stop early and ask
-for tables to be created or evolved (``needs``); the coordinator applies one
+the keys each of its flushes changed (``changes``, :mod:`connector.data.convert.changes`). It can
+also stop early and ask for tables to be created or evolved (``needs``); the coordinator applies one
 schema change per table for all such requests of a round and re-runs the
 unfinished ranges, so no file is ever written against a schema the table does
 not have. A task past its deadline (``iceberg.control.commit.timeout-ms``)
@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 
 from connector.api.record import TopicPartition
 from connector.config.sink_config import SinkConfig
-from connector.data.changes import ChangeSegment
-from connector.data.table_writer import SchemaNeeds
+from connector.data.convert.changes import ChangeSegment
+from connector.data.write.table_writer import SchemaNeeds
 from connector.kafka.offsets import OffsetRange
 
 

@@ -14,9 +14,9 @@ import logging
 from typing import Any, Mapping
 
 from connector.config.sink_config import SinkConfig
-from connector.data.changes import no_id_columns
-from connector.data.schema_update import SchemaUpdates, apply_schema_updates
-from connector.data.table_factory import ensure_table
+from connector.data.convert.changes import no_id_columns
+from connector.data.convert.schema_update import SchemaUpdates, apply_schema_updates
+from connector.data.write.table_factory import ensure_table
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The upsert part of a commit: changed keys → position deletes, committed with the new files in one snapshot.
 
-For a table in upsert mode (``connector/data/changes.py``) a commit carries, besides
-its data files, the :class:`~connector.data.changes.ChangeSegment` of each task
+For a table in upsert mode (``connector/data/convert/changes.py``) a commit carries, besides
+its data files, the :class:`~connector.data.convert.changes.ChangeSegment` of each task
 flush. Every row of a changed key that is not its latest version is deleted
 by position: the rows the table held (found through the branch's
 :class:`~connector.commit.key_index.KeyIndex`, in any partition) and the rows
@@ -24,7 +24,7 @@ from pyiceberg.table import Table
 from connector.api.errors import ConnectException
 from connector.commit import key_index
 from connector.commit.key_index import FILE, POS, KeyIndex, read_keys, rows_to_delete, winners
-from connector.data.changes import ChangeSegment
+from connector.data.convert.changes import ChangeSegment
 from connector.iceberg.live_files import live_files
 from connector.iceberg.position_deletes import read_position_deletes, write_position_deletes
 from connector.iceberg.row_delta import commit_row_delta

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from connector.api.declined import Declined
 from connector.api.schema import Type
-from connector.data.json_batch import parse_json_objects
+from connector.data.convert.json_rows import parse_json_objects
 from connector.data.router import RecordRouter
 from connector.data.strategy import (
     COLUMNAR,

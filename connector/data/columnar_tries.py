@@ -14,7 +14,7 @@ record would send every batch down the slow path. Its suspicious values
 (:mod:`connector.data.suspicious_rows`: JSON that does not parse to an object,
 values without the registry frame) are screened out and go per record, the
 rest is tried column-wise again and, if it still declines for its contents,
-split in halves (down to :data:`~connector.data.table_conversion.SPLIT_ROWS`
+split in halves (down to :data:`~connector.data.convert.table_conversion.SPLIT_ROWS`
 rows, which go per record). ``batches`` counts these as ``screened: <reason>``
 and ``split: <reason>``, and each piece by the strategy that took it. After a
 batch whose values failed the column-wise screen, the next batches are
@@ -32,12 +32,12 @@ import pyarrow as pa
 
 from connector.api.declined import Declined
 from connector.data.columnar_rows import ColumnarRows
+from connector.data.convert.table_conversion import SPLIT_ROWS, Converted, TableConversion
 from connector.data.decoder import RecordDecoder
 from connector.data.per_record import PerRecordRows
 from connector.data.strategy import COLUMNAR, JSON_OBJECTS, PER_RECORD, REGISTRY_FRAMED, Strategy
 from connector.data.suspicious_rows import not_json_objects, not_registry_framed
-from connector.data.table_conversion import SPLIT_ROWS, Converted, TableConversion
-from connector.data.table_writer import SchemaNeeds
+from connector.data.write.table_writer import SchemaNeeds
 from connector.tolerance.errant import ErrorHandler
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ batch by the strategy that took it and each decline by its reason
 
 A batch that needs a table created or evolved buffers nothing: the caller
 applies :class:`SchemaNeeds`, calls :meth:`TaskPipeline.forget_tables` and
-processes the batch again (:mod:`connector.data.table_conversion`).
+processes the batch again (:mod:`connector.data.convert.table_conversion`).
 
 Error tolerance (``errors.tolerance=all``, :mod:`connector.tolerance.errant`): a
 record that fails in a converter, an SMT or its conversion to the table is
@@ -44,13 +44,13 @@ from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.data.columnar_rows import ColumnarRows
 from connector.data.columnar_tries import ColumnarTries
+from connector.data.convert.table_conversion import Converted, TableConversion
 from connector.data.decoder import RecordDecoder
 from connector.data.per_record import PerRecordRows
 from connector.data.router import RecordRouter
 from connector.data.schema_ids import RegistrySchemaIds
 from connector.data.strategy import PER_RECORD, choose_strategy, columnar_switched_on
-from connector.data.table_conversion import Converted, TableConversion
-from connector.data.table_writer import CommittedOffsets, SchemaNeeds, TableWriters, Written
+from connector.data.write.table_writer import CommittedOffsets, SchemaNeeds, TableWriters, Written
 from connector.tolerance.errant import ErrantRecord, ErrorHandler, ErrorSettings
 from smt.batch import BatchTransformationChain
 from smt.chain import TransformationChain

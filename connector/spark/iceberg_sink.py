@@ -69,7 +69,7 @@ from connector.commit.messages import TaskResult
 from connector.config.locations import local_path
 from connector.config.sink_config import SinkConfig, load_connector_file
 from connector.data.catalog import load_catalog
-from connector.data.table_writer import SchemaNeeds
+from connector.data.write.table_writer import SchemaNeeds
 from connector.iceberg.snapshot_offsets import committed_offsets, java_keys, summaries
 from connector.kafka.range_reader import HEADERS_TYPE, RAW_SCHEMA
 from connector.task import new_pipeline

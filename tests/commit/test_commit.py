@@ -16,7 +16,7 @@ from connector.commit.commit import MAX_SCHEMA_ROUNDS, CommitBatch, commit_table
 from connector.commit.messages import TaskResult
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from connector.data.table_writer import SchemaNeeds
+from connector.data.write.table_writer import SchemaNeeds
 from connector.iceberg.snapshot_offsets import COMMIT_ID, committed_offsets
 from connector.kafka.range_reader import RAW_SCHEMA
 from connector.task import new_pipeline

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connector.commit.key_index import FILE, OLD, POS, SEGMENT, rows_to_delete, winners, without
-from connector.data.changes import DELETED, OFFSET, PARTITION, TOPIC
+from connector.data.convert.changes import DELETED, OFFSET, PARTITION, TOPIC
 
 
 def keys_table(rows: list[tuple]) -> pa.Table:

@@ -90,7 +90,7 @@ def test_a_table_of_a_nested_namespace_lands_where_javas_jdbc_catalog_puts_it(tm
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField
 
-    from connector.data.table_factory import ensure_table
+    from connector.data.write.table_factory import ensure_table
 
     config = SinkConfig.parse(sink_props(unique("create"), "t", "a.b.events", tmp_path))
     catalog = load_catalog(config.props)

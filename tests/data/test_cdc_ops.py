@@ -8,9 +8,9 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import DoubleType, ListType, LongType, MapType, NestedField, StringType, StructType
 
 from connector.api.errors import ConfigException
-from connector.data.cdc_ops import op_letters, row_changes
-from connector.data.changes import id_column
-from connector.data.column_paths import PathNotFound, resolve
+from connector.data.convert.cdc_ops import op_letters, row_changes
+from connector.data.convert.changes import id_column
+from connector.data.convert.column_paths import PathNotFound, resolve
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType, StructType
 
-from connector.data.changes import DELETED, OFFSET, PARTITION, TOPIC
-from connector.data.collapse import POSITIONS_SCHEMA, collapse, positions_table
-from connector.data.column_paths import resolve
+from connector.data.convert.changes import DELETED, OFFSET, PARTITION, TOPIC
+from connector.data.convert.collapse import POSITIONS_SCHEMA, collapse, positions_table
+from connector.data.convert.column_paths import resolve
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=True),

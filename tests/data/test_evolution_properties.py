@@ -44,15 +44,13 @@ import converters
 from connector.api import Schema, SchemaBuilder, Struct
 from connector.api.logical import Decimal as ConnectDecimal
 from connector.api.logical import Timestamp as ConnectTimestamp
-from connector.data.decoder import RecordConversionFailed, RecordDecoder
-from connector.data.record_converter import (
+from connector.data.convert.record_converter import (
     RecordConversionError,
     RecordConverter,
     conversion_conflict,
     registry_schema_note,
 )
-from connector.data.schema_ids import RegistrySchemaIds
-from connector.data.schema_update import (
+from connector.data.convert.schema_update import (
     IncompatibleSchemaChange,
     SchemaUpdates,
     apply_schema_updates,
@@ -60,7 +58,9 @@ from connector.data.schema_update import (
     registry_ids_of_column,
     topic_schema_ids_property,
 )
-from connector.data.type_mapping import iceberg_schema_for
+from connector.data.convert.type_mapping import iceberg_schema_for
+from connector.data.decoder import RecordConversionFailed, RecordDecoder
+from connector.data.schema_ids import RegistrySchemaIds
 from tests.data.conftest import make_catalog
 
 

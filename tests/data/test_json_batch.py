@@ -36,13 +36,13 @@ from pyiceberg.types import (
 )
 
 from connector.api.declined import STRICT_ENV, UNEXPECTED, Declined
-from connector.data import json_batch
-from connector.data.json_batch import (
+from connector.data.convert import json_rows as json_batch
+from connector.data.convert.json_rows import (
     JsonBatchConverter,
     decode_json_values,
     parse_json_objects,
 )
-from connector.data.record_converter import RecordConversionError, RecordConverter
+from connector.data.convert.record_converter import RecordConversionError, RecordConverter
 
 
 def per_record(schema: Schema, values: list[bytes], **options: Any):

@@ -21,7 +21,7 @@ from pyiceberg.types import IntegerType, ListType, LongType, NestedField, String
 
 from connector.api import ConfigException
 from connector.config.iceberg_config import split_partition_by
-from connector.data.partition_spec import partition_spec_for, table_partition_by_key
+from connector.data.write.partition_spec import partition_spec_for, table_partition_by_key
 
 SCHEMA = Schema(
     NestedField(1, "i", IntegerType(), required=True),

@@ -36,8 +36,8 @@ from pyiceberg.types import (
 
 from connector.api import DataException, Schema, SchemaBuilder, Struct
 from connector.api.logical import Date, Decimal, Time, Timestamp
-from connector.data import coercion
-from connector.data.record_converter import RecordConversionError, RecordConverter
+from connector.data.convert import coercion
+from connector.data.convert.record_converter import RecordConversionError, RecordConverter
 
 UTC = dt.timezone.utc
 

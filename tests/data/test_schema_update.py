@@ -27,8 +27,8 @@ from pyiceberg.types import (
 
 from connector.api import DataException, SchemaBuilder, Struct
 from connector.api import Schema as ConnectSchema
-from connector.data.record_converter import RecordConverter
-from connector.data.schema_update import (
+from connector.data.convert.record_converter import RecordConverter
+from connector.data.convert.schema_update import (
     AddColumn,
     MakeOptional,
     SchemaUpdates,

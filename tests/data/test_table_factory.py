@@ -13,9 +13,9 @@ from pyiceberg.types import LongType, NestedField, StringType, TimestamptzType
 
 from connector.api import ConfigException, DataException, NotFoundException, SchemaBuilder
 from connector.api.logical import Timestamp
-from connector.data.partition_spec import table_partition_by_key
-from connector.data.table_factory import ensure_table
-from connector.data.type_mapping import iceberg_schema_for, infer_iceberg_schema
+from connector.data.convert.type_mapping import iceberg_schema_for, infer_iceberg_schema
+from connector.data.write.partition_spec import table_partition_by_key
+from connector.data.write.table_factory import ensure_table
 
 from .conftest import make_catalog
 

@@ -30,7 +30,7 @@ from pyiceberg.types import (
 
 from connector.api import Schema, SchemaBuilder, Struct, Type
 from connector.api.logical import Date, Decimal, Time, Timestamp
-from connector.data.type_mapping import (
+from connector.data.convert.type_mapping import (
     decimal_type_for,
     iceberg_schema_for,
     iceberg_type_for,

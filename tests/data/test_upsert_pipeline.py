@@ -18,7 +18,7 @@ from pyiceberg.types import LongType, NestedField, StringType
 from connector.api.errors import ConfigException, ConnectException, DataException
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from connector.data.changes import DELETED, OFFSET, PARTITION, TOPIC
+from connector.data.convert.changes import DELETED, OFFSET, PARTITION, TOPIC
 from tests.smt_batch.harness import raw_batch, run_pipeline, sink_props
 
 DEBEZIUM = {"transforms": "dbz", "transforms.dbz.type": "org.apache.iceberg.connect.transforms.DebeziumTransform"}
@@ -222,7 +222,7 @@ def test_the_spark_sinks_task_result_carries_the_segments(tmp_path):
 
 
 def test_id_columns_of_the_table_then_the_default_then_its_identifier_fields(tmp_path):
-    from connector.data.changes import id_columns_of
+    from connector.data.convert.changes import id_columns_of
 
     schema = Schema(NestedField(1, "k", LongType(), required=True), NestedField(2, "V", StringType()),
                     identifier_field_ids=[1])

@@ -17,10 +17,10 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.manifest import DataFile
 from pyiceberg.table import Table
 
-from connector.data.partition_spec import partition_spec_for
-from connector.data.record_converter import RecordConverter
-from connector.data.type_mapping import infer_iceberg_schema
-from connector.data.writer import write_data_files
+from connector.data.convert.record_converter import RecordConverter
+from connector.data.convert.type_mapping import infer_iceberg_schema
+from connector.data.write.partition_spec import partition_spec_for
+from connector.data.write.writer import write_data_files
 
 UTC = dt.timezone.utc
 ROWS = [
@@ -127,9 +127,9 @@ def test_data_files_from_another_process(catalog: Catalog, tmp_path: Path) -> No
         import sys
         sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
         from pyiceberg.catalog import load_catalog
-        from connector.data.record_converter import RecordConverter
+        from connector.data.convert.record_converter import RecordConverter
         import pickle
-        from connector.data.writer import write_data_files
+        from connector.data.write.writer import write_data_files
         from tests.data.test_writer import ROWS
         catalog = load_catalog("t", type="sql", uri="sqlite:///{tmp_path}/cat.db", warehouse="file://{tmp_path}/wh")
         table = catalog.load_table("db.xp")

@@ -14,7 +14,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from connector.data.writer import write_data_files
+from connector.data.write.writer import write_data_files
 from connector.iceberg.live_files import FILE_PATH_ID, POS_ID, referenced_data_file
 from connector.iceberg.position_deletes import read_position_deletes, write_position_deletes
 

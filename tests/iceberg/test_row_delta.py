@@ -18,7 +18,7 @@ from pyiceberg.transforms import BucketTransform, IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
 from connector.api.errors import ConnectException
-from connector.data.writer import write_data_files
+from connector.data.write.writer import write_data_files
 from connector.iceberg.append import append_files
 from connector.iceberg.live_files import live_files
 from connector.iceberg.position_deletes import write_position_deletes

@@ -28,7 +28,7 @@ from pyiceberg.types import ListType, MapType, StructType
 
 from connector.api.errors import ConnectException
 from connector.config.sink_config import load_connector_file
-from connector.data.schema_update import iceberg_schema_property, topic_schema_ids_property
+from connector.data.convert.schema_update import iceberg_schema_property, topic_schema_ids_property
 from tests.confluent import confluent_client, serialization_context
 from tests.integration.harness import load_table, produce_round_robin, run_until_caught_up, table_rows, unique
 from tests.support.tansu import create_topic

@@ -19,7 +19,7 @@ from pyiceberg.types import LongType, NestedField, StringType
 from connector.config.icefloe_config import MaintenanceConfig
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
-from connector.data.writer import write_data_files
+from connector.data.write.writer import write_data_files
 from connector.iceberg.live_files import live_files
 from connector.iceberg.position_deletes import write_position_deletes
 from connector.iceberg.row_delta import commit_row_delta

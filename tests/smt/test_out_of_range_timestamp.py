@@ -15,7 +15,7 @@ import converters
 import smt
 from connector.api import DataException, SchemaBuilder, Struct, Timestamp
 from connector.api.instant import OutOfRangeTimestamp
-from connector.data.coercion import timestamp_coercer
+from connector.data.convert.coercion import timestamp_coercer
 from tests.smt import value_record
 
 LONG_MAX = 2**63 - 1

@@ -12,7 +12,7 @@ import pyarrow as pa
 import converters
 from connector.api.declined import Declined
 from connector.api.record import Header, SinkRecord, TimestampType
-from connector.data.json_batch import parse_json_objects
+from connector.data.convert.json_rows import parse_json_objects
 from connector.kafka.range_reader import RAW_SCHEMA
 from smt.batch import ALL, BatchTransformationChain, RecordBatchView, Values, normalized
 from smt.chain import TransformationChain

@@ -281,7 +281,7 @@ class CustomInsert(_InsertValue):
     ([None, None], [None, None]),
 ])
 def test_parse_json_objects(values, parsed):
-    from connector.data.json_batch import parse_json_objects
+    from connector.data.convert.json_rows import parse_json_objects
     from smt.batch import to_python
 
     assert to_python(parse_json_objects(pa.array(values, pa.binary())).array) == parsed
@@ -293,7 +293,7 @@ def test_parse_json_objects(values, parsed):
 ])
 def test_parse_json_objects_declines_what_it_would_read_differently(value):
     from connector.api.declined import Declined
-    from connector.data.json_batch import parse_json_objects
+    from connector.data.convert.json_rows import parse_json_objects
 
     with pytest.raises(Declined):
         parse_json_objects(pa.array([value, b'{"a": 1.5}'], pa.binary()))

@@ -68,15 +68,15 @@ from pyiceberg.types import (
 
 from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
-from connector.data import coercion, temporal
-from connector.data.record_converter import (
+from connector.data.convert import coercion, temporal
+from connector.data.convert.record_converter import (
     ConversionResult,
     RecordConversionError,
     RecordConverter,
     name_mapping_of,
 )
-from connector.data.schema_update import SchemaUpdates
-from connector.data.value_converters import storage_type
+from connector.data.convert.schema_update import SchemaUpdates
+from connector.data.convert.value_converters import storage_type
 from converters.batch.json_payloads import newline_joined
 from converters.batch.json_screen import check_lax_tokens
 

@@ -21,8 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.data.changes import DELETED, OFFSET, PARTITION, TOPIC
-from connector.data.column_paths import ColumnPath
+from connector.data.convert.changes import DELETED, OFFSET, PARTITION, TOPIC
+from connector.data.convert.column_paths import ColumnPath
 
 #: Arrow schema of the per-row positions handed along with an upsert table's rows.
 POSITIONS_SCHEMA = pa.schema([(TOPIC, pa.string()), (PARTITION, pa.int32()), (OFFSET, pa.int64()),
@@ -40,7 +40,7 @@ def positions_table(topics: pa.Array, partitions: pa.Array, offsets: pa.Array, d
 class Collapsed:
     """A flush's rows collapsed: ``rows`` to write (the latest row of each key that is not deleted, in
     their input order) and ``keys`` (one row per key: the id columns by name, then the latest record's
-    position and whether it deletes the key; :class:`~connector.data.changes.ChangeSegment` ``keys``)."""
+    position and whether it deletes the key; :class:`~connector.data.convert.changes.ChangeSegment` ``keys``)."""
 
     rows: pa.Table
     keys: pa.Table

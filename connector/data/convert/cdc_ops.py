@@ -32,7 +32,7 @@ from pyiceberg.types import StringType
 
 from connector.api.errors import ConfigException
 from connector.config.iceberg_config import IcebergConfig
-from connector.data.column_paths import ColumnPath, PathNotFound, resolve
+from connector.data.convert.column_paths import ColumnPath, PathNotFound, resolve
 
 INSERT_LETTERS = ("I", "R", "C")
 UPDATE, DELETE = "U", "D"

@@ -47,10 +47,10 @@ from connector.api.errors import DataException
 from connector.api.java.numbers import float_to_string
 from connector.api.schema import Field, Schema, Type
 from connector.api.struct import Struct
-from connector.data.coercion import primitive_coercer, to_string
-from connector.data.schema_update import SchemaUpdates
-from connector.data.temporal import MICROS_PER_DAY
-from connector.data.type_mapping import infer_iceberg_type
+from connector.data.convert.coercion import primitive_coercer, to_string
+from connector.data.convert.schema_update import SchemaUpdates
+from connector.data.convert.temporal import MICROS_PER_DAY
+from connector.data.convert.type_mapping import infer_iceberg_type
 
 ROOT_ID = -1
 

@@ -45,8 +45,8 @@ from pyiceberg.table import Table
 from pyiceberg.types import IcebergType, StructType
 
 from connector.api.errors import ConfigException, DataException, NotFoundException
-from connector.data.changes import id_column
-from connector.data.partition_spec import DEFAULT_PARTITION_BY_KEY, partition_spec_for
+from connector.data.convert.changes import id_column
+from connector.data.write.partition_spec import DEFAULT_PARTITION_BY_KEY, partition_spec_for
 
 log = logging.getLogger(__name__)
 

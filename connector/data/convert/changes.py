@@ -4,13 +4,13 @@ A table is written in upsert mode when the connector sets
 ``iceberg.tables.upsert-mode-enabled=true`` or ``iceberg.tables.cdc-field``:
 each row replaces the table's row with the same id columns, and a delete
 removes it. The task keeps, per key, only the latest record it saw (by
-source position: topic, then partition, then offset; ``connector.data.collapse``);
+source position: topic, then partition, then offset; ``connector.data.convert.collapse``);
 the commit (``connector.channel``) turns the keys into position deletes of
 the rows the table, or another segment of the same commit, already holds for them.
 
 One :class:`ChangeSegment` is one flush of one task's rows for one table.
 Which columns are a table's keys is decided here (:func:`id_column_paths`);
-which rows delete them, in ``connector.data.cdc_ops``.
+which rows delete them, in ``connector.data.convert.cdc_ops``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pyiceberg.types import DoubleType, FloatType
 
 from connector.api.errors import ConfigException, ConnectException
 from connector.config.iceberg_config import IcebergConfig
-from connector.data.column_paths import ColumnPath, PathNotFound, resolve
+from connector.data.convert.column_paths import ColumnPath, PathNotFound, resolve
 
 #: Columns of :attr:`ChangeSegment.keys` besides the id columns: the source position of the key's
 #: latest record (the order between segments: topic, then partition, then offset) and whether

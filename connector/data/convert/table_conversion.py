@@ -4,10 +4,10 @@ For each table: open it (or, for the per-record strategy, ask for it to be
 created), drop the rows below the table's committed offset of their source
 partition (:func:`~connector.data.table_rows.not_committed`), convert the
 rest to the table's Arrow schema, and for an upsert/CDC table add each row's
-position and delete flag (:mod:`connector.data.cdc_ops`).
+position and delete flag (:mod:`connector.data.convert.cdc_ops`).
 
 A batch that needs a table created or evolved buffers nothing: the caller
-applies :class:`~connector.data.table_writer.SchemaNeeds`, calls
+applies :class:`~connector.data.write.table_writer.SchemaNeeds`, calls
 ``TaskPipeline.forget_tables`` and processes the batch again. Only the
 per-record strategy may ask (``may_ask``); a columnar one declines instead,
 so tables and schema changes always come from the per-record result.
@@ -28,13 +28,13 @@ import pyarrow as pa
 from connector.api.declined import Declined
 from connector.api.errors import ConnectException, DataException
 from connector.config.sink_config import SinkConfig
-from connector.data.cdc_ops import row_changes
-from connector.data.collapse import positions_table
-from connector.data.record_converter import RecordConversionError, name_mapping_of
+from connector.data.convert.cdc_ops import row_changes
+from connector.data.convert.collapse import positions_table
+from connector.data.convert.record_converter import RecordConversionError, name_mapping_of
+from connector.data.convert.schema_update import IncompatibleSchemaChange
 from connector.data.schema_ids import RegistrySchemaIds
-from connector.data.schema_update import IncompatibleSchemaChange
 from connector.data.table_rows import MAPS, RECORDS, TYPED, TableRows, not_committed
-from connector.data.table_writer import SchemaNeeds, TableState, TableWriters
+from connector.data.write.table_writer import SchemaNeeds, TableState, TableWriters
 from connector.tolerance.errant import SINK_TASK_CLASS, TASK_PUT, ErrorHandler, mark
 from converters.batch.json_screen import json_converter_value
 from converters.batch.typed import to_table
@@ -44,7 +44,7 @@ from converters.batch.typed import to_table
 SPLIT_ROWS = 256
 
 #: One table's converted rows of a batch: (table, rows in its schema, their positions and delete flags for
-#: an upsert/CDC table (``connector.data.collapse.POSITIONS_SCHEMA``) or None).
+#: an upsert/CDC table (``connector.data.convert.collapse.POSITIONS_SCHEMA``) or None).
 Converted = tuple[str, pa.Table, Optional[pa.Table]]
 
 

@@ -17,8 +17,8 @@ Which offsets a table has committed is the commit protocol's business
 
 Upsert and CDC tables (``IcebergConfig.upsert_table``) buffer each row's
 source position and delete flag along with it; every flush collapses the
-buffer to one row per key (:mod:`connector.data.collapse`), writes the
-surviving rows and records a :class:`~connector.data.changes.ChangeSegment`
+buffer to one row per key (:mod:`connector.data.convert.collapse`), writes the
+surviving rows and records a :class:`~connector.data.convert.changes.ChangeSegment`
 for the commit. Append-only tables buffer rows only.
 """
 
@@ -35,16 +35,16 @@ from connector.api.errors import ConfigException, ConnectException, DataExceptio
 from connector.api.record import TopicPartition
 from connector.api.struct import Struct
 from connector.config.sink_config import SinkConfig
-from connector.data.cdc_ops import op_column
-from connector.data.changes import ChangeSegment, id_column_paths
-from connector.data.collapse import collapse
-from connector.data.json_batch import JsonBatchConverter
+from connector.data.convert.cdc_ops import op_column
+from connector.data.convert.changes import ChangeSegment, id_column_paths
+from connector.data.convert.collapse import collapse
+from connector.data.convert.json_rows import JsonBatchConverter
+from connector.data.convert.record_converter import RecordConverter, registry_schema_note
+from connector.data.convert.schema_update import SchemaUpdates
+from connector.data.convert.type_mapping import iceberg_schema_for, infer_iceberg_schema
 from connector.data.missing_tables import MissingTables
-from connector.data.record_converter import RecordConverter, registry_schema_note
 from connector.data.schema_ids import RegistrySchemaIds
-from connector.data.schema_update import SchemaUpdates
-from connector.data.type_mapping import iceberg_schema_for, infer_iceberg_schema
-from connector.data.writer import write_data_files
+from connector.data.write.writer import write_data_files
 
 FLUSH_ROWS = 500_000
 
@@ -200,7 +200,7 @@ class TableWriters:
         """Buffer rows already converted to the table's schema; flush to files when the buffer is large.
 
         ``positions`` (upsert/CDC tables, required there): each row's source position and delete flag
-        (``connector.data.collapse.POSITIONS_SCHEMA``), aligned with ``data``.
+        (``connector.data.convert.collapse.POSITIONS_SCHEMA``), aligned with ``data``.
         """
         state = self.tables[table_name]
         if data.num_rows == 0:

@@ -2,7 +2,7 @@
 
 Each coercer takes a non-null Python value and returns what Arrow needs to
 build the column (integers for dates, times and timestamps, see
-:mod:`connector.data.temporal`), or raises :class:`DataException`.
+:mod:`connector.data.convert.temporal`), or raises :class:`DataException`.
 
 Accepted inputs follow the sink's rules (reference §3.2): numbers and numeric
 strings for int/long/float/double (fractions truncated), ``HALF_UP`` rounding
@@ -54,8 +54,8 @@ from connector.api.java.numbers import (
 )
 from connector.api.java.value_of import java_str
 from connector.api.struct import Struct
-from connector.data import temporal
-from connector.data.java_text import connect_json, jackson_json
+from connector.data.convert import temporal
+from connector.data.convert.java_text import connect_json, jackson_json
 
 Coercer = Callable[[Any], Any]
 

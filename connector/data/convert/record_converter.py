@@ -5,7 +5,7 @@ schema is the source of truth, values are Structs (with their schema) or
 dicts (schemaless), fields are looked up by name (case-insensitively, or
 through the table's name mapping, if configured), unknown fields are ignored
 unless evolution is on, and each value is coerced as the sink coerces it
-(:mod:`connector.data.coercion`).
+(:mod:`connector.data.convert.coercion`).
 
 Columns are built column-wise: one Python list per top-level column, then
 ``pyarrow.array`` with fast paths when values already have the column's
@@ -30,7 +30,7 @@ docs/schema-evolution.md):
 * a field whose type the column cannot take (e.g. a string column and an int
   field: anything but the same type, a widening, a narrower number or the
   conversions in :func:`conversion_conflict`) raises
-  :class:`~connector.data.schema_update.IncompatibleSchemaChange` instead of
+  :class:`~connector.data.convert.schema_update.IncompatibleSchemaChange` instead of
   being coerced, so a table never changes meaning silently;
 * the requests carry the registry schema id of the schema that asked for them
   (when the task's decoder saw it: :class:`~connector.data.schema_ids.RegistrySchemaIds`).
@@ -71,10 +71,9 @@ from pyiceberg.types import (
 from connector.api.errors import DataException
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
-from connector.data.schema_ids import RegistrySchemaIds
-from connector.data.schema_update import IncompatibleSchemaChange, SchemaUpdates
-from connector.data.type_mapping import iceberg_type_for, infer_iceberg_type, widened_type_for
-from connector.data.value_converters import (
+from connector.data.convert.schema_update import IncompatibleSchemaChange, SchemaUpdates
+from connector.data.convert.type_mapping import iceberg_type_for, infer_iceberg_type, widened_type_for
+from connector.data.convert.value_converters import (
     ROOT_ID,
     ColumnError,
     ConversionContext,
@@ -82,6 +81,7 @@ from connector.data.value_converters import (
     StructConverter,
     names_by_field_id,
 )
+from connector.data.schema_ids import RegistrySchemaIds
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 

@@ -14,7 +14,7 @@ task's log line says it:
   native Avro reader into Arrow columns (``converters/batch/avro.py``).
 * ``columnar Avro with batch SMTs``: Confluent Avro values, every record to
   every table, and an SMT chain whose every stage has a typed batch form
-  (``smt/batch/typed.py``: InsertField, ReplaceField, MaskField, HoistField,
+  (``smt/batch/``, one module per SMT: InsertField, ReplaceField, MaskField, HoistField,
   ExtractField, Cast, TimestampConverter, Flatten, SetSchemaMetadata, Filter,
   RegexRouter, TimestampRouter, with the batch predicates). The decoded struct column (tombstones as null rows) runs
   through the chain with its Connect schema, which each stage changes as its

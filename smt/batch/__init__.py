@@ -10,10 +10,10 @@ per-record result cannot be guaranteed for that batch.
 Only pyarrow and numpy are used here; nothing imports Spark.
 """
 
+from smt.batch.base import BatchTransform, register
 from smt.batch.chain import BatchStage, BatchTransformationChain
+from smt.batch.forms import batch_form, typed_batch_form
 from smt.batch.predicates import batch_predicate
-from smt.batch.transforms import BatchTransform, batch_form, register
-from smt.batch.typed import typed_batch_form
 from smt.batch.view import ALL, RecordBatchView, Values, normalized, to_python
 
 __all__ = [

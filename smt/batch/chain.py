@@ -9,7 +9,7 @@ build exact ``SinkRecord``s), a stage without a batch form runs record by
 record for that stage only (:class:`~smt.batch.records.RecordStage`).
 Values with a Connect schema (decoded Avro, say) take
 :meth:`BatchTransformationChain.for_typed_values`: every stage needs a typed
-form (:mod:`smt.batch.typed`), since per-record stages would need exact
+form (:mod:`smt.batch.typed_rules`), since per-record stages would need exact
 ``Struct``s back and forth.
 """
 
@@ -22,10 +22,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.declined import Declined, unexpected
+from smt.batch.base import BatchTransform
+from smt.batch.forms import batch_form, typed_batch_form
 from smt.batch.predicates import BatchTest, batch_predicate
 from smt.batch.records import RecordsOf, RecordStage, changes_keys_or_headers
-from smt.batch.transforms import BatchTransform, batch_form
-from smt.batch.typed import typed_batch_form
 from smt.batch.view import RecordBatchView, concat_views
 
 
@@ -98,7 +98,7 @@ class BatchTransformationChain:
 
     @classmethod
     def for_typed_values(cls, chain: Any) -> "BatchTransformationChain | None":
-        """The batch form of ``chain`` for values with a Connect schema (:mod:`smt.batch.typed`); None if
+        """The batch form of ``chain`` for values with a Connect schema (:mod:`smt.batch.typed_rules`); None if
         some stage has none (no stage runs per record inside it: see :meth:`why_not_typed`)."""
         stages = [_batch_stage(stage, typed_batch_form) for stage in chain.stages]
         if not all(stages):

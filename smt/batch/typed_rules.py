@@ -1,8 +1,29 @@
 """What every typed batch form shares: the registry, and the rules of Structs held column-wise.
 
-A typed form (:mod:`smt.batch.typed`, :mod:`smt.batch.typed_cast`, ...) is
-registered here for the exact class of the per-record SMT it follows, so that
-:func:`typed_batch_form` finds them all whichever module defines them.
+A *typed* view's :class:`~smt.batch.view.Values` carry ``schema``: the Connect
+STRUCT schema every non-null row has (the batch was decoded with one registry
+schema, say). The array is a struct array in the representation
+``converters/batch/typed.py`` reads: INT8/16/32 as int32, Date as int32 days,
+Time as int32 milliseconds of the day, Timestamp as int64 milliseconds, STRUCT
+as struct, ARRAY as list. A null row is a tombstone (per record its value *and*
+schema are null, so the SMTs take their schemaless branch for it) where the
+view's ``tombstone`` column says so; other null rows are nulls ExtractField took
+out of Structs, which keep the schema, and an SMT that checks a schema whatever
+the value (TimestampConverter, SetSchemaMetadata) checks theirs too
+(:meth:`~smt.batch.view.RecordBatchView.carries_schema`).
+
+Each typed form follows the SMT's ``apply_with_schema``. The new schema comes
+from the SMT's own schema code (``updated_schema``, with its cache), so it is
+exactly the per-record one, including the errors it raises; the values are
+moved column by column. Where the per-record SMT would raise, or where its
+result could differ (a null in a field with a default, which ``Struct.get``
+replaces), the form declines with a reason. Filter, RegexRouter and
+TimestampRouter never look at values: their schemaless forms serve typed views
+unchanged.
+
+A typed form is registered here (:func:`register_typed`) for the exact class of the per-record SMT it
+follows, in the SMT's own module of ``smt.batch`` (``insert_field``, ``cast``, ...), beside its schemaless
+form; :mod:`smt.batch.forms` finds them all.
 """
 
 from __future__ import annotations
@@ -15,7 +36,7 @@ import pyarrow.compute as pc
 from connector.api.declined import Declined
 from connector.api.errors import DataException, SchemaBuilderException
 from connector.api.schema import Schema, Type
-from smt.batch.transforms import BatchTransform
+from smt.batch.base import BatchTransform
 from smt.batch.view import RecordBatchView, Values, make_struct
 
 REGISTRY: dict[type, Callable[[Any], BatchTransform]] = {}

@@ -82,7 +82,7 @@ class Values:
     the values are still exactly those parsed from the view's raw JSON (no
     stage changed them; rows may have been selected), so a per-record stage
     can decode them from the text instead of from the maps. ``schema``: for
-    values with a Connect schema (typed views, :mod:`smt.batch.typed`), the
+    values with a Connect schema (typed views, :mod:`smt.batch.typed_rules`), the
     schema of every non-null row; None for schemaless values.
     """
 

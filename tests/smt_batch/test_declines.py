@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
+import smt.batch.cast as batch_transforms
 import smt.batch.predicates as batch_predicates
-import smt.batch.transforms as batch_transforms
 from connector.api.declined import STRICT_ENV, UNEXPECTED, Declined
 from smt.batch import BatchTransformationChain
 from tests.smt_batch.harness import (

@@ -1,0 +1,254 @@
+"""TimestampConverter$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one,
+its form for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
+``smt.transforms.timestamp_converter`` line by line, and decline what they cannot do exactly as it does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connector.api.declined import Declined
+from connector.api.errors import ConnectException, DataException
+from connector.api.java.dateformat import JavaDateFormat
+from connector.api.logical import MILLIS_PER_DAY
+from connector.api.schema import Schema
+from smt.batch.base import BatchTransform, register
+from smt.batch.kernels import (
+    DATE,
+    INT,
+    LONG_MAX,
+    STRING,
+    TIME,
+    TIMESTAMP,
+    floor_div,
+    floor_mod,
+    has_values,
+    int64_values,
+    kind,
+    map_distinct,
+    max_abs,
+)
+from smt.batch.typed_rules import (
+    null_mask,
+    plain,
+    register_typed,
+    schema_of,
+    struct_fields,
+    typed_view,
+)
+from smt.batch.view import RecordBatchView, Values
+from smt.transforms import (
+    timestamp_converter,
+)
+from smt.transforms import timestamp_converter as tc
+
+_MILLIS_MIN = -62135596800000  # 0001-01-01T00:00:00Z
+
+
+_MILLIS_MAX = 253402300799999  # 9999-12-31T23:59:59.999Z
+
+
+_OUT_OF_RANGE = "timestamp out of the supported range (years 1-9999)"
+
+
+_TARGET_TYPES = {
+    timestamp_converter.TYPE_UNIX: pa.int64(),
+    timestamp_converter.TYPE_STRING: pa.string(),
+    timestamp_converter.TYPE_DATE: pa.date32(),
+    timestamp_converter.TYPE_TIME: pa.time32("ms"),
+    timestamp_converter.TYPE_TIMESTAMP: pa.timestamp("ms", tz="UTC"),
+}
+
+
+@register(timestamp_converter.Value)
+class TimestampConverterBatch(BatchTransform):
+    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+        smt = self.transformation
+        if not has_values(view.value.array):
+            return view
+        if not smt.settings.field:
+            if view.value.is_map:
+                raise Declined("TimestampConverter of a whole map fails")
+            return view.with_value(Values(self.convert(view.value.array)))
+        fields = view.value.maps(timestamp_converter.PURPOSE)
+        array = fields.get(smt.settings.field)
+        if array is None:
+            return view.with_value(fields.values())  # the key gets a null value: the same as absent
+        fields.put(smt.settings.field, self.convert(array))
+        return view.with_value(fields.values())
+
+    def convert(self, array: pa.Array) -> pa.Array:
+        settings = self.transformation.settings
+        out_type = _TARGET_TYPES[settings.type]
+        if not has_values(array):
+            return pa.nulls(len(array), type=out_type)
+        millis = self._to_millis(array)
+        return self._from_millis(millis, settings)
+
+    def _to_millis(self, array: pa.Array) -> pa.Array:
+        settings = self.transformation.settings
+        k = kind(array)
+        if k == INT:
+            return unix_to_millis(int64_values(array), settings.unix_precision)
+        if k == STRING:
+            return parse_millis(array, settings.format)
+        if k == DATE:
+            return pc.multiply(array.cast(pa.int32()).cast(pa.int64()), MILLIS_PER_DAY)
+        if k == TIME:
+            return array.cast(pa.int32()).cast(pa.int64())
+        if k == TIMESTAMP and array.type.unit == "ms":
+            return array.cast(pa.int64())
+        raise Declined(f"TimestampConverter of {k} values fails")
+
+    @staticmethod
+    def _from_millis(millis: pa.Array, settings: Any) -> pa.Array:
+        target = settings.type
+        if target == timestamp_converter.TYPE_UNIX:
+            return millis_to_unix(millis, settings.unix_precision)
+        if target == timestamp_converter.TYPE_STRING:
+            return format_millis(settings.format, millis)
+        if target == timestamp_converter.TYPE_TIME:
+            return millis_of_day(millis).cast(pa.time32("ms"))
+        check_date_range(millis)
+        if target == timestamp_converter.TYPE_DATE:
+            return floor_div(millis, MILLIS_PER_DAY).cast(pa.int32()).cast(pa.date32())
+        return millis.cast(pa.timestamp("ms", tz="UTC"))
+
+
+def unix_to_millis(values: pa.Array, precision: str) -> pa.Array:
+    """Epoch millis of int64 unix timestamps of ``precision`` (``_unix_to_raw``)."""
+    if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
+        if max_abs(values) > LONG_MAX // 1000:
+            raise Declined("seconds out of range")
+        return pc.multiply(values, 1000)
+    if precision == timestamp_converter.UNIX_PRECISION_MICROS:
+        return pc.divide(values, 1000)  # truncating division, as Java's
+    if precision == timestamp_converter.UNIX_PRECISION_NANOS:
+        return pc.divide(values, 1_000_000)
+    return values
+
+
+def parse_millis(array: pa.Array, date_format: JavaDateFormat | None) -> pa.Array:
+    """Epoch millis of string timestamps, parsed once per distinct string; one that fails declines."""
+    if date_format is None:
+        raise Declined("string timestamps need a format")
+    return map_distinct(array, date_format.parse_millis, pa.int64(),
+                        fails=ValueError, reason="string timestamp does not match the format")
+
+
+def millis_to_unix(millis: pa.Array, precision: str) -> pa.Array:
+    """Unix timestamps of ``precision`` (``_unix_to_type``); one that would saturate declines."""
+    if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
+        return pc.divide(millis, 1000)
+    factor = {timestamp_converter.UNIX_PRECISION_MICROS: 1000,
+              timestamp_converter.UNIX_PRECISION_NANOS: 1_000_000}.get(precision)
+    if factor is None:
+        return millis
+    if max_abs(millis) > LONG_MAX // factor:
+        raise Declined("unix timestamp saturates")
+    return pc.multiply(millis, factor)
+
+
+def millis_of_day(millis: pa.Array) -> pa.Array:
+    """Milliseconds since midnight (UTC) as int32, for times before 1970 too (Python's ``%``)."""
+    return floor_mod(millis, MILLIS_PER_DAY).cast(pa.int32())
+
+
+def check_date_range(millis: pa.Array) -> None:
+    """Decline where a Date or Timestamp would be out of years 1-9999 (per record: an error)."""
+    bounds = pc.min_max(millis).as_py()
+    if bounds["min"] is not None and (bounds["min"] < _MILLIS_MIN or bounds["max"] > _MILLIS_MAX):
+        raise Declined(_OUT_OF_RANGE)
+
+
+_GRANULARITY = {"S": 1, "s": 1000, "m": 60_000, "H": 3_600_000, "k": 3_600_000, "K": 3_600_000,
+                "h": 3_600_000, "a": 43_200_000}
+
+
+def _granularity(pattern: str) -> int:
+    """The coarsest number of millis that formatting with ``pattern`` cannot tell apart (UTC)."""
+    unit = MILLIS_PER_DAY
+    quoted = False
+    for char in pattern:
+        if char == "'":
+            quoted = not quoted
+        elif not quoted and char in _GRANULARITY:
+            unit = min(unit, _GRANULARITY[char])
+    return unit
+
+
+def format_millis(date_format: JavaDateFormat, millis: pa.Array) -> pa.Array:
+    """``date_format.format_millis`` of every value, computed once per distinct formatted unit."""
+    unit = _granularity(date_format.pattern)
+    buckets = millis if unit == 1 else pc.multiply(floor_div(millis, unit), unit)
+    return map_distinct(buckets, date_format.format_millis, pa.string(), fails=DataException, reason=_OUT_OF_RANGE)
+
+
+#: Arrow types of the typed representation of each target type.
+TYPED_OUT = {tc.TYPE_UNIX: pa.int64(), tc.TYPE_STRING: pa.string(), tc.TYPE_DATE: pa.int32(),
+             tc.TYPE_TIME: pa.int32(), tc.TYPE_TIMESTAMP: pa.int64()}
+
+
+@register_typed(tc.Value)
+class TimestampConverterTyped(BatchTransform):
+    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+        smt = self.transformation
+        values = view.value
+        # A null with a schema is converted with it (the schema must be a timestamp type, or a Struct).
+        if not view.carries_schema():
+            return view  # tombstones take the schemaless branch: they stay null
+        if values.schema is None:
+            raise Declined("TimestampConverter: values without a schema")
+        if not smt.settings.field:
+            converted = self.convert(values.array, values.schema)
+            updated = tc.TRANSLATORS[smt.settings.type].type_schema(values.schema.optional)
+            return view.with_value(Values(converted, schema=updated))
+        schema, columns = struct_fields(values, tc.PURPOSE, with_defaults=smt.replace_null_with_default)
+        updated = schema_of(smt.updated_schema, schema, "converting the schema")
+        arrays = [self.convert(columns[f.name], f.schema) if f.name == smt.settings.field else columns[f.name]
+                  for f in schema.fields()]
+        return typed_view(view, updated, list(columns), arrays, null_mask(values.array))
+
+    def convert(self, array: pa.Array, schema: Schema) -> pa.Array:
+        """``convert_timestamp(v, timestamp_type_from_schema(schema))`` of every value, typed."""
+        settings = self.transformation.settings
+        source = _source_type(schema)  # asked even for a null value, as per record
+        if not has_values(array):
+            return pa.nulls(len(array), type=TYPED_OUT[settings.type])
+        return _from_millis(_to_millis(plain(array), source, settings), settings)
+
+
+def _source_type(schema: Schema) -> str:
+    try:
+        return tc.timestamp_type_from_schema(schema)
+    except ConnectException as exc:
+        raise Declined(f"TimestampConverter of a {schema.type.name} fails") from exc
+
+
+def _to_millis(array: pa.Array, source: str, settings: Any) -> pa.Array:
+    if source == tc.TYPE_STRING:
+        return parse_millis(array, settings.format)
+    if not pa.types.is_integer(array.type):
+        raise Declined(f"TimestampConverter of {source} values held as {array.type}")
+    values = array.cast(pa.int64())
+    if source == tc.TYPE_UNIX:
+        return unix_to_millis(values, settings.unix_precision)
+    if source == tc.TYPE_DATE:
+        return pc.multiply(values, MILLIS_PER_DAY)
+    return values  # Time: ms of day, Timestamp: epoch ms
+
+
+def _from_millis(millis: pa.Array, settings: Any) -> pa.Array:
+    target = settings.type
+    if target == tc.TYPE_UNIX:
+        return millis_to_unix(millis, settings.unix_precision)
+    if target == tc.TYPE_STRING:
+        return format_millis(settings.format, millis)
+    if target == tc.TYPE_TIME:
+        return millis_of_day(millis)
+    check_date_range(millis)
+    if target == tc.TYPE_DATE:
+        return floor_div(millis, MILLIS_PER_DAY).cast(pa.int32())  # days before 1970 round down, as per record
+    return millis

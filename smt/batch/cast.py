@@ -1,6 +1,8 @@
-"""Cast$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form for
-values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.cast`` line by line, and decline what they cannot do exactly as it does."""
+"""Cast$Value column-wise: whole columns cast as Connect's Values.convertTo* casts one value, Maps and Structs.
+
+Both forms follow
+``smt.transforms.cast`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

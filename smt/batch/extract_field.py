@@ -1,6 +1,8 @@
-"""ExtractField$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form
-for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.extract_field`` line by line, and decline what they cannot do exactly as it does."""
+"""ExtractField$Value column-wise: one field's column taken out of Maps or Structs (a dotted path too).
+
+Both forms follow
+``smt.transforms.extract_field`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

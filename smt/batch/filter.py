@@ -1,6 +1,8 @@
-"""Filter, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form for values
-with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow ``smt.transforms.filter``
-line by line, and decline what they cannot do exactly as it does."""
+"""Filter: every record dropped, with or without a schema (kept only by a negated predicate).
+
+Both forms follow
+``smt.transforms.filter`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""Flatten$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form for
-values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.flatten`` line by line, and decline what they cannot do exactly as it does."""
+"""Flatten$Value column-wise: nested Maps and Structs flattened into dotted (delimiter-joined) columns.
+
+Both forms follow
+``smt.transforms.flatten`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""HoistField$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form
-for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.hoist_field`` line by line, and decline what they cannot do exactly as it does."""
+"""HoistField$Value column-wise: each value wrapped in a one-field Map or Struct.
+
+Both forms follow
+``smt.transforms.hoist_field`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

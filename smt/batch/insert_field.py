@@ -1,6 +1,9 @@
-"""InsertField$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form
-for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.insert_field`` line by line, and decline what they cannot do exactly as it does."""
+"""InsertField$Value column-wise: the new fields (static values, topic, partition, offset, timestamp) added to
+every row of Maps or of Structs at once.
+
+Both forms follow
+``smt.transforms.insert_field`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""MaskField$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form
-for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.mask_field`` line by line, and decline what they cannot do exactly as it does."""
+"""MaskField$Value column-wise: masked fields replaced by their type's zero or the configured replacement.
+
+Both forms follow
+``smt.transforms.mask_field`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""RegexRouter, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form for
-values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.regex_router`` line by line, and decline what they cannot do exactly as it does."""
+"""RegexRouter: the topic column rewritten by the Java regex, once per distinct topic.
+
+Both forms follow
+``smt.transforms.regex_router`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

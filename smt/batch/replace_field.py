@@ -1,6 +1,8 @@
-"""ReplaceField$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form
-for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.replace_field`` line by line, and decline what they cannot do exactly as it does."""
+"""ReplaceField$Value column-wise: fields kept, dropped and renamed by moving whole columns.
+
+Both forms follow
+``smt.transforms.replace_field`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""SetSchemaMetadata$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its
-form for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.set_schema_metadata`` line by line, and decline what they cannot do exactly as it does."""
+"""SetSchemaMetadata$Value for Structs: the schema renamed and re-versioned, the values untouched.
+
+Both forms follow
+``smt.transforms.set_schema_metadata`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""TimestampConverter$Value, column-wise: its form for schemaless values (Connect Maps) and, where it has one,
-its form for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.timestamp_converter`` line by line, and decline what they cannot do exactly as it does."""
+"""TimestampConverter$Value column-wise: epoch numbers, Java-formatted strings and Connect logical types
+converted a column at a time, within the Java date range the per-record SMT accepts.
+
+Both forms follow
+``smt.transforms.timestamp_converter`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

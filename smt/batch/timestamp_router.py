@@ -1,6 +1,8 @@
-"""TimestampRouter, column-wise: its form for schemaless values (Connect Maps) and, where it has one, its form
-for values with a Connect schema (typed views; see :mod:`smt.batch.typed_rules`). Both follow
-``smt.transforms.timestamp_router`` line by line, and decline what they cannot do exactly as it does."""
+"""TimestampRouter: the topic column rewritten with each record's timestamp, formatted as Java does.
+
+Both forms follow
+``smt.transforms.timestamp_router`` and decline (a named reason) what they cannot do exactly as it does.
+"""
 
 from __future__ import annotations
 

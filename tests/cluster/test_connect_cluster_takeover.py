@@ -112,8 +112,10 @@ def test_icefloe_workers_take_over_a_connect_clusters_topics(kafka_broker, spark
     try:
         file_config = {"connector.class": FILE_SINK, "tasks.max": "1", "topics": topic,
                        "file": str(tmp_path / "fs.txt")}
-        created = requests.post(f"{connect.url}/connectors", json={"name": "fs", "config": file_config}, timeout=60)
-        assert created.status_code == 201, created.text
+        # Connect answers 409 while its worker is still joining its group (Tansu makes a new group wait)
+        _wait(lambda: requests.post(f"{connect.url}/connectors", json={"name": "fs", "config": file_config},
+                                    timeout=120).status_code in (201, 409) and "fs" in
+              requests.get(f"{connect.url}/connectors", timeout=60).json(), "Connect to create the connector")
         _wait(lambda: requests.get(f"{connect.url}/connectors/fs/status", timeout=5).json()["connector"]["state"]
               == "RUNNING", "the FileStream connector RUNNING on Connect")
     finally:

@@ -42,6 +42,12 @@ class GroupMirror:
         self.lag = 0
         self._failing: str | None = None  # why the last attempt failed, to warn once per reason
 
+    def lagging(self) -> dict | None:
+        """While offsets wait: ``{"group", "records", "reason"}`` (what ``/status`` shows), else None."""
+        if not self.pending or self._failing is None:
+            return None
+        return {"group": self.group_id, "records": self.lag, "reason": self._failing}
+
     def mirror(self, offsets: Offsets) -> None:
         """Commit ``offsets`` (a cycle's), with any still pending from earlier cycles."""
         for tp, offset in offsets.items():

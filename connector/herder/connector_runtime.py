@@ -270,7 +270,12 @@ class ConnectorRuntime:
         with self._status_lock:
             state, trace = self._connector
             tasks = [task_state_info(task, s, self.worker_id, t) for task, (s, t) in self._tasks.items()]
-        return connector_state_info(self.name, state_info(state, self.worker_id, trace), tasks)
+        connector = state_info(state, self.worker_id, trace)
+        job = self.job
+        lagging = job.coordinator.group_mirror.lagging() if job is not None else None
+        if lagging is not None:  # icefloe's own, only while the consumer group is behind the tables
+            connector["group_mirror_lag"] = lagging
+        return connector_state_info(self.name, connector, tasks)
 
     def maintenance_status(self) -> dict:
         """icefloe's own ``GET /connectors/{name}/maintenance`` body (docs/rest-api.md)."""

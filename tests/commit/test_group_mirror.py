@@ -81,3 +81,34 @@ def test_the_lag_is_a_metric_until_the_group_has_the_offsets():
     assert registry.get_sample_value("icefloe_group_mirror_lag_records", {"connector": "sink"}) == 23
     metrics.cycle_done(CycleReport(), {})
     assert registry.get_sample_value("icefloe_group_mirror_lag_records", {"connector": "sink"}) == 0
+
+
+def test_what_status_shows_while_the_group_lags_and_after():
+    group = Group({})
+    mirror = GroupMirror({}, "connect-x", commit=group.commit, read=group.read)
+    assert mirror.lagging() is None
+    mirror.mirror({("t", 0): 10})
+    shown = mirror.lagging()
+    assert shown is not None and shown["group"] == "connect-x" and shown["records"] == 10
+    assert "still has a member" in shown["reason"]
+    group.members = False
+    mirror.retry()
+    assert mirror.lagging() is None
+
+
+def test_the_connectors_status_shows_the_lag_only_while_there_is_one():
+    from types import SimpleNamespace
+
+    from connector.herder.connector_runtime import ConnectorRuntime
+
+    group = Group({})
+    mirror = GroupMirror({}, "connect-x", commit=group.commit, read=group.read)
+    runtime = ConnectorRuntime("x", {"tasks.max": "1"}, "RUNNING", worker={}, runner=None, worker_id="w:1",
+                               resolve=dict)
+    runtime.job = SimpleNamespace(coordinator=SimpleNamespace(group_mirror=mirror))  # type: ignore[assignment]
+    assert "group_mirror_lag" not in runtime.status()["connector"]
+    mirror.mirror({("t", 0): 4})
+    assert runtime.status()["connector"]["group_mirror_lag"]["records"] == 4
+    group.members = False
+    mirror.retry()
+    assert "group_mirror_lag" not in runtime.status()["connector"]

@@ -39,14 +39,13 @@ from connector.faults import fault_point
 from connector.iceberg.snapshot_offsets import committed_offsets, java_keys
 from connector.kafka.group_offsets import read_group_offsets
 from connector.kafka.offset_reset import reset_offsets
-from connector.kafka.offsets import OffsetRange, plan_ranges
+from connector.kafka.offsets import MIN_SPLIT_RECORDS, OffsetRange, plan_ranges
 from connector.tolerance.dead_letters import position_properties
 
 log = logging.getLogger(__name__)
 
 TaskRunner = Callable[[Sequence[TaskAssignment]], list[TaskResult]]
 SchemaProbe = Callable[[SinkConfig, OffsetRange], Any]  # → SchemaNeeds of the range's first records
-MIN_SPLIT_RECORDS = 50_000  # a backfill splits one partition's range only into tasks at least this big
 
 
 @dataclass

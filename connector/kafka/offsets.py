@@ -192,6 +192,10 @@ def bounded_end(
     return bounded
 
 
+#: A backfill splits one partition's range only into tasks at least this big (the Spark format's default too).
+MIN_SPLIT_RECORDS = 50_000
+
+
 def plan_ranges(
     start: Mapping[TopicPartition, int],
     end: Mapping[TopicPartition, int],

@@ -59,10 +59,10 @@ from pyiceberg.table.sorting import NullOrder, SortDirection
 from pyiceberg.transforms import IdentityTransform
 
 from connector.commit.commit import REWRITE_ATTEMPTS
-from connector.commit.coordinator import MIN_SPLIT_RECORDS
 from connector.faults import fault_point
 from connector.iceberg.live_files import live_files
 from connector.iceberg.row_delta import RowDeltaConflict, commit_row_delta
+from connector.kafka.offsets import MIN_SPLIT_RECORDS
 from connector.maintenance.planner import Candidate, Group, plan_groups
 from connector.maintenance.policy import TablePolicy
 

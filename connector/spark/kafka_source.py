@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - older pyspark: Trigger.AvailableNow fa
 
 from connector.api.errors import ConfigException
 from connector.api.record import TopicPartition
-from connector.kafka.offsets import OffsetRange, earliest_offsets, end_offsets, plan_ranges
+from connector.kafka.offsets import MIN_SPLIT_RECORDS, OffsetRange, earliest_offsets, end_offsets, plan_ranges
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,6 @@ EARLIEST, LATEST = -2, -1
 
 READ_BATCH_SIZE = 50_000
 #: A Kafka partition's range is cut into Spark partitions of at least this many records (``minSplitRecords``).
-MIN_SPLIT_RECORDS = 50_000
 
 #: :data:`RAW_SCHEMA` as a Spark schema, nullability included (batches must match it exactly).
 SPARK_RAW_SCHEMA = StructType([

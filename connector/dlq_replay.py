@@ -386,18 +386,19 @@ class DlqReplay:
 
     def _commit(self, files: dict[str, list[Any]], positions: Mapping[str, dict[int, int] | None],
                 end: dict[int, int], report: ReplayReport) -> None:
-        from connector.commit.commit import commit_table
+        from connector.commit.commit import commit_tables
 
         value = json.dumps({str(p): o for p, o in sorted(end.items())}, separators=(",", ":"))
         properties = {replayed_key(self.dlq, self.config.group_id): value}
-        commit_id = str(uuid.uuid4())
-        for table_name in self.config.iceberg.tables:
-            table_files = files.get(table_name, [])
-            if not table_files and table_name not in self._changes:
-                if table_name not in positions or positions[table_name] == end:
-                    continue  # a table that does not exist, or already there: nothing to record
-            report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files, {},
-                                                        commit_id, None, properties,
-                                                        changes=self._changes.get(table_name))
-            fault_point("replay.after-table-commit")
+
+        def recorded(table_name: str) -> bool:
+            """A table the replay wrote to, or whose replay position moves (not one that does not exist)."""
+            if files.get(table_name) or table_name in self._changes:
+                return True
+            return table_name in positions and positions[table_name] != end
+
+        report.snapshots.update(commit_tables(
+            self.catalog, self.config, [t for t in self.config.iceberg.tables if recorded(t)], files, {},
+            properties, changes=self._changes,
+            after_each=lambda _table, _files: fault_point("replay.after-table-commit")))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
@@ -130,6 +131,27 @@ class CommitBatch:
         if set(newest) != covered or any(newest[tp] is None for tp in covered):
             return None
         return min(newest.values()) if newest else None  # type: ignore[type-var]
+
+
+def commit_tables(catalog, config: SinkConfig, tables: Iterable[str], files: Mapping[str, list],
+                  covered: Mapping[TopicPartition, int], properties: Mapping[str, str], *,
+                  valid_through: int | None = None, changes: Mapping[str, list[ChangeSegment]] | None = None,
+                  fence: Fence | None = None,
+                  after_each: Callable[[str, list], None] | None = None) -> dict[str, int]:
+    """The one driver-side commit loop, shared by the coordinator's cycles, the Spark format's batches and
+    the DLQ replay: one snapshot per table of ``tables``, all under one commit id, each recording ``covered``
+    and ``properties`` in its summary (:func:`commit_table`); ``after_each`` is told each table committed.
+    The new snapshot ids by table."""
+    commit_id = str(uuid.uuid4())
+    snapshots: dict[str, int] = {}
+    for table_name in tables:
+        table_files = list(files.get(table_name, []))
+        snapshots[table_name] = commit_table(catalog, config, table_name, table_files, dict(covered), commit_id,
+                                             valid_through, dict(properties), fence=fence,
+                                             changes=(changes or {}).get(table_name))
+        if after_each is not None:
+            after_each(table_name, table_files)
+    return snapshots
 
 
 def commit_table(catalog, config: SinkConfig, table_name: str, data_files: list,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -26,7 +25,7 @@ from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.errors import ConnectException, RetriableException
 from connector.api.record import TopicPartition
-from connector.commit.commit import CommitBatch, commit_table, schema_rounds
+from connector.commit.commit import CommitBatch, commit_tables, schema_rounds
 from connector.commit.fencing import Fence, capture
 from connector.commit.group_mirror import GroupMirror
 from connector.commit.messages import TaskAssignment, TaskResult
@@ -335,18 +334,17 @@ class Coordinator:
         report.bytes_read = dict(batch.bytes_read)
         report.rows_written = dict(batch.rows)
         report.dlq_records = dict(batch.dlq_records)
-        commit_id = str(uuid.uuid4())
-        valid_through = batch.valid_through(covered)
         # the dead letter queue's position after the tasks' DLQ writes, recorded with the offsets
         dlq_position = position_properties(self.config, self.client_conf, self.catalog, covered)
-        for table_name in batch.tables():
-            table_files = batch.files.get(table_name, [])
-            report.snapshots[table_name] = commit_table(self.catalog, self.config, table_name, table_files,
-                                                        covered, commit_id, valid_through, dlq_position,
-                                                        fence=fence, changes=batch.changes.get(table_name))
+
+        def committed(table_name: str, table_files: list) -> None:
             self._committed_tables.add(table_name)
             report.files_written[table_name] = len(table_files)
             fault_point("cycle.between-table-commits")
+
+        report.snapshots.update(commit_tables(self.catalog, self.config, batch.tables(), batch.files, covered,
+                                              dlq_position, valid_through=batch.valid_through(covered),
+                                              changes=batch.changes, fence=fence, after_each=committed))
         fault_point("cycle.before-group-mirror")
         self._commit_group(covered, report)
 

@@ -63,7 +63,7 @@ from pyspark.sql.types import (
 
 from connector.api.errors import ConfigException, DataException
 from connector.api.record import TopicPartition
-from connector.commit.commit import CommitBatch, commit_table, schema_rounds
+from connector.commit.commit import CommitBatch, commit_tables, schema_rounds
 from connector.commit.group_mirror import GroupMirror
 from connector.commit.messages import TaskResult
 from connector.config.locations import local_path
@@ -341,22 +341,20 @@ def commit_messages(config: SinkConfig, messages: Iterable[TaskResult | None], *
     if not covered:
         return {}
     catalog = load_catalog(config.props)
-    commit_id = str(uuid.uuid4())
-    valid_through = batch.valid_through(covered)
     extra = {}
     if batch_id is not None:
         extra[SPARK_BATCH_ID] = str(batch_id)
         if query_id:
             extra[SPARK_QUERY_ID] = query_id
     extra.update(_dlq_position(config, catalog, covered))
-    snapshots: dict[str, int] = {}
+    tables = []
     for table_name in batch.tables():
-        table_files = batch.files.get(table_name, [])
         if batch_id is not None and query_id and _already_committed(catalog, config, table_name, query_id, batch_id):
-            _delete_files(catalog.load_table(table_name), table_files)
-            continue
-        snapshots[table_name] = commit_table(catalog, config, table_name, table_files, covered,
-                                             commit_id, valid_through, extra, changes=batch.changes.get(table_name))
+            _delete_files(catalog.load_table(table_name), batch.files.get(table_name, []))
+        else:
+            tables.append(table_name)
+    snapshots = commit_tables(catalog, config, tables, batch.files, covered, extra,
+                              valid_through=batch.valid_through(covered), changes=batch.changes)
     _mirror_group_offsets(config, _group_offsets(catalog, config, covered, snapshots))
     return snapshots
 

@@ -44,6 +44,13 @@ from connector.cluster.status_records import (
 )
 from connector.config.providers import ConfigProviders
 from connector.config.sink_config import SinkConfig
+from connector.herder.common import (
+    HerderCommon,
+    check_tracking,
+    replay_answer,
+    restart_on,
+    task_config,
+)
 from connector.herder.connector_runtime import ConnectorRuntime, declared_tasks
 from connector.herder.errors import (
     AlreadyExistsError,
@@ -53,18 +60,7 @@ from connector.herder.errors import (
     NotFoundError,
     StartingError,
 )
-from connector.herder.herder import (
-    WORKER_STARTING,
-    Herder,
-    check_config,
-    check_tracking,
-    commit,
-    kafka_cluster_id,
-    replay_answer,
-    restart_on,
-    task_config,
-    version,
-)
+from connector.herder.herder import WORKER_STARTING
 from connector.herder.sink_offsets import (
     alter_answer,
     not_stopped_message,
@@ -73,7 +69,7 @@ from connector.herder.sink_offsets import (
     reset_answer,
 )
 from connector.herder.states import RUNNING, STOPPED, connector_state_info
-from connector.herder.validation import is_iceberg_connector, validate_connector_config
+from connector.herder.validation import is_iceberg_connector
 from connector.kafka.client_config import admin_config
 from connector.spark.runner import SparkTaskRunner
 
@@ -89,7 +85,7 @@ def not_run_here(connector_class: str) -> str:
             "Run this connector on a Kafka Connect cluster of its own, or delete it here.")
 
 
-class DistributedHerder:
+class DistributedHerder(HerderCommon):
     """One worker of a group. See the module doc; the REST contract is connector.rest.app.HerderApi."""
 
     def __init__(self, worker: dict[str, str], *, spark: Any, worker_id: str, url: str,
@@ -164,11 +160,6 @@ class DistributedHerder:
         if isinstance(self._spark, Future):
             return self._spark.done() and self._spark.exception() is None
         return True
-
-    def server_info(self) -> dict:
-        if self._cluster_id is None:
-            self._cluster_id = kafka_cluster_id(self.worker)
-        return {"version": version(), "commit": commit(), "kafka_cluster_id": self._cluster_id}
 
     def leader_url(self) -> str | None:
         """The REST URL of the group's leader as this worker sees it (None while there is none)."""
@@ -385,7 +376,7 @@ class DistributedHerder:
         return dict(config)
 
     def create_connector(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict:
-        config = Herder._named(name, config)
+        config = self._named(name, config)
         self._validate(config)
         with self._leading():
             if name in self.configs.connectors:
@@ -397,7 +388,7 @@ class DistributedHerder:
         return self.connector_info(name)
 
     def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, dict]:
-        config = Herder._named(name, config)
+        config = self._named(name, config)
         self._validate(config)
         with self._leading():
             created = name not in self.configs.connectors
@@ -412,7 +403,7 @@ class DistributedHerder:
                     merged.pop(key, None)
                 else:
                     merged[key] = value
-            config = Herder._named(name, merged)
+            config = self._named(name, merged)
             self._validate(config)
             self._write_config(name, config, self.configs.target_state(name))
         return self.connector_info(name)
@@ -428,26 +419,7 @@ class DistributedHerder:
             for record in records.task_records(name, tasks):
                 self._config_log.send(*record)
 
-    def _validate(self, config: dict[str, str]) -> None:
-        check_config(config, self.worker, self.providers)
-
-    def validate(self, config: dict[str, str]) -> dict:
-        return validate_connector_config(config, self.worker, self.providers)
-
-    @staticmethod
-    def plugin_config(plugin: str) -> list[dict]:
-        return Herder.plugin_config(plugin)
-
     # --- lifecycle --------------------------------------------------------------------------
-
-    def pause(self, name: str) -> None:
-        self._set_target(name, "PAUSED")
-
-    def resume(self, name: str) -> None:
-        self._set_target(name, RUNNING)
-
-    def stop(self, name: str) -> None:
-        self._set_target(name, STOPPED)
 
     def _set_target(self, name: str, target: str) -> None:
         with self._leading():
@@ -519,9 +491,6 @@ class DistributedHerder:
         with self._lock:
             tasks = list(self.configs.tasks.get(name, []))
         return [{"id": {"connector": name, "task": task}, "config": config} for task, config in enumerate(tasks)]
-
-    def tasks_config(self, name: str) -> dict:
-        return {f"{name}-{entry['id']['task']}": entry["config"] for entry in self.task_configs(name)}
 
     def maintenance(self, name: str) -> dict:
         self._existing(name, f"Connector {name} not found")

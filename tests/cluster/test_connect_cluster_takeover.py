@@ -35,7 +35,19 @@ from tests.takeover.test_replay import PER_PARTITION, _java_history
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-CONNECT39 = Path(__file__).resolve().parents[3] / "shared" / "tools" / "connect39.sh"
+def _connect39() -> Path:
+    """The team's script that starts a real Connect 3.9 worker from registry packages: ``../shared/tools`` beside
+    the checkout (``CONNECT39_SCRIPT`` names another place)."""
+    if os.environ.get("CONNECT39_SCRIPT"):
+        return Path(os.environ["CONNECT39_SCRIPT"])
+    repo = Path(__file__).resolve().parents[2]
+    for candidate in (repo.parent / "shared", Path("/work/shared")):
+        if (candidate / "tools" / "connect39.sh").exists():
+            return candidate / "tools" / "connect39.sh"
+    return repo.parent / "shared" / "tools" / "connect39.sh"
+
+
+CONNECT39 = _connect39()
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
 needs_connect = pytest.mark.skipif(not CONNECT39.exists() or shutil.which("java") is None,

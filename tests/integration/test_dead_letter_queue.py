@@ -14,7 +14,7 @@ import logging
 
 import pytest
 
-import connector.commit.coordinator as coordinator_module
+import connector.commit.commit as commit_module
 from connector.api.errors import ConnectException
 from connector.data.catalog import load_catalog
 from connector.kafka.offsets import OffsetRange, end_offsets
@@ -159,7 +159,7 @@ def test_a_crash_after_the_dlq_writes_and_before_the_commit_sends_nothing_twice(
         raise ConnectException("simulated crash before the Iceberg commit")
 
     with monkeypatch.context() as patch:
-        patch.setattr(coordinator_module, "commit_table", crash)
+        patch.setattr(commit_module, "commit_table", crash)  # what commit_tables calls for each table
         with pytest.raises(ConnectException, match="simulated crash"):
             run_until_caught_up(props, kafka_broker.bootstrap, spark)
     assert [(r["key"], r["value"]) for r in _dlq_records(kafka_broker.bootstrap, dlq)] == expected

@@ -68,11 +68,11 @@ class GroupMirror:
         self.pending, self.lag, self._failing = {}, 0, None
 
     def _lagging(self, exc: Exception) -> None:
-        self.lag = self._difference()
-        if group_occupied(exc):
+        if group_occupied(exc):  # the broker answers: ask it how far the group is off
+            self.lag = self._difference()
             reason = ("the group still has a member (a Kafka Connect worker running this connector, or a "
                       "killed one the broker has not expired yet)")
-        else:
+        else:  # the broker itself failed: keep the last figure rather than send another client after it
             reason = str(exc)
         if reason != self._failing:
             log.warning("Could not commit offsets to consumer group %s, which is %d record(s) off the tables; "

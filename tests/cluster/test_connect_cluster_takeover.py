@@ -56,8 +56,14 @@ needs_connect = pytest.mark.skipif(not CONNECT39.exists() or shutil.which("java"
 
 
 class ConnectWorker:
-    def __init__(self, bootstrap: str, work: Path, group: str):
+    def __init__(self, bootstrap: str, work: Path, group: str, topics_of: str | None = None):
+        """``topics_of``: another group whose config, offset and status topics this worker uses."""
         self.bootstrap, self.work, self.group = bootstrap, work, group
+        if topics_of is not None:
+            work.mkdir(parents=True, exist_ok=True)
+            (work / "extra.properties").write_text("".join(
+                f"{kind}.storage.topic=connect-{kind}s-{topics_of}\n" for kind in ("config", "offset"))
+                + f"status.storage.topic=connect-status-{topics_of}\n")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.pid: int | None = None
@@ -161,7 +167,9 @@ def test_icefloe_workers_take_over_a_connect_clusters_topics(kafka_broker, spark
     finally:
         worker.stop()
 
-    connect = ConnectWorker(bootstrap, tmp_path / "connect-again", group).start()  # Connect reads them back
+    # Connect reads them back. A group of its own on the same topics: on Tansu, a Connect group whose members
+    # all stopped does not form again (its workers loop on SyncGroup), which is Tansu's, not the topics'
+    connect = ConnectWorker(bootstrap, tmp_path / "connect-again", f"{group}-again", topics_of=group).start()
     try:
         listed = requests.get(f"{connect.url}/connectors", timeout=10).json()
         assert sorted(listed) == sorted(["fs", iceberg["name"], "made-by-icefloe"])

@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import enum
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from connector.api.errors import DataException, SchemaBuilderException
 from connector.api.instant import OutOfRangeTimestamp
@@ -457,9 +457,7 @@ class StructValue:
 
     __slots__ = ()
     schema: Schema
-
-    def validate(self) -> None:
-        raise NotImplementedError
+    validate: Callable[[], None]  # checks every field against the schema (Struct.validate)
 
 
 def validate_value(schema: "Schema | None", value: Any, field_name: str | None = None) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from connector.config.providers import ConfigProviders
 from connector.config.sink_config import SinkConfig
@@ -27,6 +27,8 @@ class HerderCommon:
     worker: dict[str, str]
     providers: ConfigProviders
     _cluster_id: str | None
+    _set_target: Callable[[str, str], None]  # each herder's own: how a target state is recorded
+    task_configs: Callable[[str], list[dict[str, Any]]]
 
     def server_info(self) -> dict:
         if self._cluster_id is None:
@@ -63,12 +65,6 @@ class HerderCommon:
                                   f"in the URL ({name})")
         return dict(config) if given is not None else {**config, "name": name}
 
-
-    def _set_target(self, name: str, target: str) -> None:
-        raise NotImplementedError
-
-    def task_configs(self, name: str) -> list[dict[str, Any]]:
-        raise NotImplementedError
 
 
 def kafka_cluster_id(worker: dict[str, str]) -> str | None:

@@ -27,24 +27,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyiceberg import types as ice
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema as IcebergSchema
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DoubleType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    NestedField,
-    StringType,
-    StructType,
-    TimestampType,
-    TimestamptzType,
-)
 
 from connector.api.declined import Declined
 from connector.api.logical import Date, Timestamp, logical_type_of
@@ -74,7 +59,7 @@ def to_table(values: pa.StructArray, connect_schema: Schema, table_schema: Icebe
     return pa.Table.from_arrays(columns, schema=arrow_schema)
 
 
-def _struct_children(values: pa.StructArray, schema: Schema, fields: tuple[NestedField, ...] | list,
+def _struct_children(values: pa.StructArray, schema: Schema, fields: tuple[ice.NestedField, ...] | list,
                      arrow_fields: Any) -> list[pa.Array]:
     """The columns of ``fields`` from the struct ``values`` (nulls of a null struct row stay null)."""
     by_name = {f.name: f for f in schema.fields()}
@@ -124,11 +109,11 @@ def _nulls_in(array: pa.Array, present: pa.Array) -> bool:
     return bool(array.null_count) and bool(pc.any(pc.and_(array.is_null(), present)).as_py())
 
 
-def _cast(array: pa.Array, schema: Schema, column: IcebergType, target: pa.DataType, name: str) -> pa.Array:
+def _cast(array: pa.Array, schema: Schema, column: ice.IcebergType, target: pa.DataType, name: str) -> pa.Array:
     """``array`` (as the native reader gave it for ``schema``) as ``target``; Declined unless exact."""
     source = _expected_source(array.type, schema, column, name)
     if source == "struct":
-        assert isinstance(column, StructType)
+        assert isinstance(column, ice.StructType)
         children = _struct_children(array, schema, column.fields, list(target))
         return pa.StructArray.from_arrays(children, fields=list(target), mask=array.is_null())
     if source == "days":
@@ -136,7 +121,7 @@ def _cast(array: pa.Array, schema: Schema, column: IcebergType, target: pa.DataT
     if source == "millis":
         return array.cast(pa.timestamp("ms", tz="UTC")).cast(target)
     if source == "list":
-        assert isinstance(column, ListType) and schema.value_schema is not None
+        assert isinstance(column, ice.ListType) and schema.value_schema is not None
         element = schema.value_schema
         elements = _expected_source(array.type.value_type, element, column.element_type, name)
         if elements not in ("plain", "struct"):
@@ -148,10 +133,11 @@ def _cast(array: pa.Array, schema: Schema, column: IcebergType, target: pa.DataT
     return array.cast(target)
 
 
-def _list_of_records(array: pa.Array, element: Schema, column: ListType, target: pa.DataType, name: str) -> pa.Array:
+def _list_of_records(array: pa.Array, element: Schema, column: ice.ListType, target: pa.DataType,
+                     name: str) -> pa.Array:
     """A list column of records: its elements (all lists' back to back) cast as a struct column, then re-listed."""
     records = array.flatten()
-    assert isinstance(column.element_type, StructType)
+    assert isinstance(column.element_type, ice.StructType)
     children = _struct_children(records, element, column.element_type.fields, list(target.value_type))
     cast = pa.StructArray.from_arrays(children, fields=list(target.value_type), mask=records.is_null())
     large = pa.types.is_large_list(target)
@@ -162,35 +148,35 @@ def _list_of_records(array: pa.Array, element: Schema, column: ListType, target:
 
 _PLAIN: dict[Type, tuple[tuple[type, ...], tuple[Any, ...]]] = {
     # Connect type → (Iceberg column types it lands in unchanged or widened, Arrow types the reader gives)
-    Type.BOOLEAN: ((BooleanType,), (pa.bool_(),)),
-    Type.INT8: ((IntegerType, LongType), (pa.int32(),)),
-    Type.INT16: ((IntegerType, LongType), (pa.int32(),)),
-    Type.INT32: ((IntegerType, LongType), (pa.int32(),)),
-    Type.INT64: ((LongType,), (pa.int64(),)),
-    Type.FLOAT32: ((FloatType, DoubleType), (pa.float32(),)),
-    Type.FLOAT64: ((DoubleType,), (pa.float64(),)),
-    Type.STRING: ((StringType,), (pa.string(), pa.large_string(), pa.string_view())),
-    Type.BYTES: ((BinaryType,), (pa.binary(), pa.large_binary(), pa.binary_view())),
+    Type.BOOLEAN: ((ice.BooleanType,), (pa.bool_(),)),
+    Type.INT8: ((ice.IntegerType, ice.LongType), (pa.int32(),)),
+    Type.INT16: ((ice.IntegerType, ice.LongType), (pa.int32(),)),
+    Type.INT32: ((ice.IntegerType, ice.LongType), (pa.int32(),)),
+    Type.INT64: ((ice.LongType,), (pa.int64(),)),
+    Type.FLOAT32: ((ice.FloatType, ice.DoubleType), (pa.float32(),)),
+    Type.FLOAT64: ((ice.DoubleType,), (pa.float64(),)),
+    Type.STRING: ((ice.StringType,), (pa.string(), pa.large_string(), pa.string_view())),
+    Type.BYTES: ((ice.BinaryType,), (pa.binary(), pa.large_binary(), pa.binary_view())),
 }
 
 
-def _expected_source(arrow: pa.DataType, schema: Schema, column: IcebergType, name: str) -> str:
+def _expected_source(arrow: pa.DataType, schema: Schema, column: ice.IcebergType, name: str) -> str:
     """How ``arrow`` holding ``schema`` values goes exactly into ``column``.
 
     "plain" (a cast), "days", "millis", "list" or "struct"; Declined when it does not.
     """
     logical = logical_type_of(schema)
     if logical is Date:  # days since the epoch: the writer schema is read without its logical types
-        if isinstance(column, DateType) and arrow == pa.int32():
+        if isinstance(column, ice.DateType) and arrow == pa.int32():
             return "days"
     elif logical is Timestamp:  # milliseconds since the epoch
-        if isinstance(column, (TimestamptzType, TimestampType)) and arrow == pa.int64():
+        if isinstance(column, (ice.TimestamptzType, ice.TimestampType)) and arrow == pa.int64():
             return "millis"
     elif logical is None and schema.type is Type.STRUCT and not is_union(schema):
-        if isinstance(column, StructType) and pa.types.is_struct(arrow):
+        if isinstance(column, ice.StructType) and pa.types.is_struct(arrow):
             return "struct"
     elif logical is None and schema.type is Type.ARRAY:
-        if isinstance(column, ListType) and (pa.types.is_list(arrow) or pa.types.is_large_list(arrow)):
+        if isinstance(column, ice.ListType) and (pa.types.is_list(arrow) or pa.types.is_large_list(arrow)):
             return "list"
     elif logical is None and schema.type in _PLAIN and schema.name != "uuid":
         columns, arrows = _PLAIN[schema.type]

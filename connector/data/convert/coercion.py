@@ -26,23 +26,7 @@ import numbers
 import uuid
 from typing import Any, Callable
 
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    LongType,
-    StringType,
-    TimestampType,
-    TimestamptzType,
-    TimeType,
-    UUIDType,
-)
+from pyiceberg import types as ice
 
 from connector.api.errors import DataException
 from connector.api.java.numbers import (
@@ -284,29 +268,29 @@ def timestamp_coercer(adjust_to_utc: bool) -> Coercer:
     return to_timestamp_micros
 
 
-def primitive_coercer(iceberg_type: IcebergType) -> Coercer:
+def primitive_coercer(iceberg_type: ice.IcebergType) -> Coercer:
     """The coercer for a primitive Iceberg type."""
     simple: dict[type, Coercer] = {
-        IntegerType: to_int,
-        LongType: to_long,
-        FloatType: to_float,
-        DoubleType: to_double,
-        BooleanType: to_bool,
-        StringType: to_string,
-        UUIDType: to_uuid,
-        BinaryType: to_binary,
-        DateType: to_date_days,
-        TimeType: to_time_micros,
+        ice.IntegerType: to_int,
+        ice.LongType: to_long,
+        ice.FloatType: to_float,
+        ice.DoubleType: to_double,
+        ice.BooleanType: to_bool,
+        ice.StringType: to_string,
+        ice.UUIDType: to_uuid,
+        ice.BinaryType: to_binary,
+        ice.DateType: to_date_days,
+        ice.TimeType: to_time_micros,
     }
     if type(iceberg_type) in simple:
         return simple[type(iceberg_type)]
-    if isinstance(iceberg_type, DecimalType):
+    if isinstance(iceberg_type, ice.DecimalType):
         precision, scale = iceberg_type.precision, iceberg_type.scale
         return lambda value: to_decimal(value, precision, scale)
-    if isinstance(iceberg_type, FixedType):
+    if isinstance(iceberg_type, ice.FixedType):
         return fixed_coercer(len(iceberg_type))
-    if isinstance(iceberg_type, TimestamptzType):
+    if isinstance(iceberg_type, ice.TimestamptzType):
         return timestamp_coercer(True)
-    if isinstance(iceberg_type, TimestampType):
+    if isinstance(iceberg_type, ice.TimestampType):
         return timestamp_coercer(False)
     raise DataException(f"Unsupported type: {iceberg_type}")

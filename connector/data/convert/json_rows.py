@@ -41,30 +41,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
+from pyiceberg import types as ice
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema as IcebergSchema
 from pyiceberg.table import Table
 from pyiceberg.table.name_mapping import NameMapping
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    StringType,
-    StructType,
-    TimestampType,
-    TimestamptzType,
-    TimeType,
-    UUIDType,
-)
 
 from connector.api.declined import Declined, guarded
 from connector.api.errors import DataException
@@ -119,7 +100,8 @@ class _Column:
         return self.declared[self.guess or NUMBER]
 
 
-def _column_plan(name: str, iceberg_type: IcebergType, target: pa.DataType, required: bool, strict: bool) -> _Column:
+def _column_plan(name: str, iceberg_type: ice.IcebergType, target: pa.DataType, required: bool,
+                 strict: bool) -> _Column:
     exact = _exact(iceberg_type, target, strict)
     if exact is not None:
         return _Column(name, target, required, {NUMBER: exact}, guess=None)
@@ -127,28 +109,28 @@ def _column_plan(name: str, iceberg_type: IcebergType, target: pa.DataType, requ
     return _Column(name, target, required, guessed, guess=next(iter(guessed)) if guessed else None)
 
 
-def _exact(iceberg_type: IcebergType, target: pa.DataType, strict: bool) -> tuple[pa.DataType, Finish] | None:
+def _exact(iceberg_type: ice.IcebergType, target: pa.DataType, strict: bool) -> tuple[pa.DataType, Finish] | None:
     """Declared type and finishing step for types whose JSON kind is fixed."""
-    if isinstance(iceberg_type, BooleanType):
+    if isinstance(iceberg_type, ice.BooleanType):
         return pa.bool_(), _identity
-    if isinstance(iceberg_type, LongType):
+    if isinstance(iceberg_type, ice.LongType):
         return pa.int64(), _identity
-    if isinstance(iceberg_type, IntegerType):
+    if isinstance(iceberg_type, ice.IntegerType):
         return pa.int64(), _to_int32
-    if isinstance(iceberg_type, DoubleType):
+    if isinstance(iceberg_type, ice.DoubleType):
         return pa.float64(), _as_jackson_reads
-    if isinstance(iceberg_type, FloatType):
+    if isinstance(iceberg_type, ice.FloatType):
         return pa.float64(), _to_float32
-    if isinstance(iceberg_type, StringType):
+    if isinstance(iceberg_type, ice.StringType):
         return pa.large_string(), _identity
-    if isinstance(iceberg_type, ListType):
+    if isinstance(iceberg_type, ice.ListType):
         return _exact_list(iceberg_type, target, strict)
-    if isinstance(iceberg_type, StructType):
+    if isinstance(iceberg_type, ice.StructType):
         return _exact_struct(iceberg_type, target, strict)
     return None
 
 
-def _exact_list(list_type: ListType, target: pa.DataType, strict: bool) -> tuple[pa.DataType, Finish] | None:
+def _exact_list(list_type: ice.ListType, target: pa.DataType, strict: bool) -> tuple[pa.DataType, Finish] | None:
     element = _exact(list_type.element_type, target.value_type, strict)
     if element is None:
         return None
@@ -156,7 +138,7 @@ def _exact_list(list_type: ListType, target: pa.DataType, strict: bool) -> tuple
     return declared, lambda parsed: _finish_list(parsed, element[1], target, list_type.element_required)
 
 
-def _exact_struct(struct: StructType, target: pa.DataType, strict: bool) -> tuple[pa.DataType, Finish] | None:
+def _exact_struct(struct: ice.StructType, target: pa.DataType, strict: bool) -> tuple[pa.DataType, Finish] | None:
     """``strict``: a nested key the struct lacks matters (evolving, or case-insensitive lookup)."""
     children = []
     for index, field in enumerate(struct.fields):
@@ -168,31 +150,31 @@ def _exact_struct(struct: StructType, target: pa.DataType, strict: bool) -> tupl
     return declared, lambda parsed: _finish_struct(parsed, children, target, strict)
 
 
-def _guessed(iceberg_type: IcebergType, target: pa.DataType) -> dict[str, tuple[pa.DataType, Finish]] | None:
+def _guessed(iceberg_type: ice.IcebergType, target: pa.DataType) -> dict[str, tuple[pa.DataType, Finish]] | None:
     """Declarations for types whose JSON kind varies: numbers or strings."""
-    if isinstance(iceberg_type, (TimestampType, TimestamptzType)):
-        utc = isinstance(iceberg_type, TimestamptzType)
+    if isinstance(iceberg_type, (ice.TimestampType, ice.TimestamptzType)):
+        utc = isinstance(iceberg_type, ice.TimestamptzType)
         return {
             NUMBER: (pa.int64(), lambda a: _millis_to(a, target)),
             STRING: (pa.large_string(), lambda a: _parsed(temporal.parse_timestamp_array(a, utc))),
         }
-    if isinstance(iceberg_type, DateType):
+    if isinstance(iceberg_type, ice.DateType):
         return {
             NUMBER: (pa.int64(), lambda a: _to_int32(a).cast(target)),
             STRING: (pa.large_string(), lambda a: _parsed(temporal.parse_date_array(a))),
         }
-    if isinstance(iceberg_type, TimeType):
+    if isinstance(iceberg_type, ice.TimeType):
         return {
             NUMBER: (pa.int64(), lambda a: _millis_of_day(a, target)),
             STRING: (pa.large_string(), _per_value(temporal.parse_time_micros, target)),
         }
-    if isinstance(iceberg_type, DecimalType):
+    if isinstance(iceberg_type, ice.DecimalType):
         coerce = coercion.primitive_coercer(iceberg_type)
         return {
             NUMBER: (pa.float64(), _exact_doubles(_per_value(coerce, target))),
             STRING: (pa.large_string(), _per_value(coerce, target)),
         }
-    if isinstance(iceberg_type, (UUIDType, BinaryType, FixedType)):
+    if isinstance(iceberg_type, (ice.UUIDType, ice.BinaryType, ice.FixedType)):
         coerce = coercion.primitive_coercer(iceberg_type)
         return {STRING: (pa.large_string(), _per_value(coerce, target))}
     return None
@@ -576,57 +558,58 @@ def _is_list(arrow_type: pa.DataType) -> bool:
     return pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
 
 
-def _from_arrow(source: pa.Array, iceberg_type: IcebergType, target: pa.DataType, strict: bool) -> pa.Array:
+def _from_arrow(source: pa.Array, iceberg_type: ice.IcebergType, target: pa.DataType, strict: bool) -> pa.Array:
     """What RecordConverter makes of the Python values of ``source`` (see ``convert_struct``), or Declined."""
     if source.null_count == len(source):
         return pa.nulls(len(source), type=target)
     kind = source.type
-    if isinstance(iceberg_type, StructType):
+    if isinstance(iceberg_type, ice.StructType):
         if not pa.types.is_struct(kind):
             raise Declined("not a map where a struct is expected")
         return _struct_from_arrow(source, iceberg_type, target, strict)
-    if isinstance(iceberg_type, ListType):
+    if isinstance(iceberg_type, ice.ListType):
         if not _is_list(kind):
             raise Declined("not a list where a list is expected")
         return _list_from_arrow(source, iceberg_type, target, strict)
-    if isinstance(iceberg_type, MapType) or pa.types.is_struct(kind) or _is_list(kind):
+    if isinstance(iceberg_type, ice.MapType) or pa.types.is_struct(kind) or _is_list(kind):
         raise Declined("map or nested value needs the per-record path")
     is_int, is_float = pa.types.is_integer(kind), pa.types.is_floating(kind)
     is_text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    if isinstance(iceberg_type, BooleanType):
+    if isinstance(iceberg_type, ice.BooleanType):
         if pa.types.is_boolean(kind):
             return source
         raise Declined("boolean column from other values")
-    if isinstance(iceberg_type, (LongType, IntegerType)) and (is_int or is_float):
+    if isinstance(iceberg_type, (ice.LongType, ice.IntegerType)) and (is_int or is_float):
         longs = source.cast(pa.int64()) if is_int else _truncated_doubles(source)
-        return _to_int32(longs) if isinstance(iceberg_type, IntegerType) else longs
-    if isinstance(iceberg_type, (DoubleType, FloatType)) and (is_int or is_float):
+        return _to_int32(longs) if isinstance(iceberg_type, ice.IntegerType) else longs
+    if isinstance(iceberg_type, (ice.DoubleType, ice.FloatType)) and (is_int or is_float):
         if is_int and _max_abs(source) >= _EXACT_DOUBLE_LIMIT:
             raise Declined("integer beyond exact double range")
         doubles = source.cast(pa.float64(), safe=False)
-        return doubles.cast(pa.float32(), safe=False) if isinstance(iceberg_type, FloatType) else doubles
-    if isinstance(iceberg_type, StringType):
+        return doubles.cast(pa.float32(), safe=False) if isinstance(iceberg_type, ice.FloatType) else doubles
+    if isinstance(iceberg_type, ice.StringType):
         if is_text:
             return source.cast(pa.large_string())
         raise Declined("string column from other values")  # numbers' text depends on int vs float
-    if isinstance(iceberg_type, (TimestampType, TimestamptzType)):
+    if isinstance(iceberg_type, (ice.TimestampType, ice.TimestamptzType)):
         if is_int:
             return _millis_to(source.cast(pa.int64()), target)
         if is_text:
             parsed = temporal.parse_timestamp_array(source.cast(pa.large_string()),
-                                                    isinstance(iceberg_type, TimestamptzType))
+                                                    isinstance(iceberg_type, ice.TimestamptzType))
             if parsed is not None:
                 return parsed
-    if isinstance(iceberg_type, DateType):
+    if isinstance(iceberg_type, ice.DateType):
         if is_int:
             return _to_int32(source.cast(pa.int64())).cast(target)
         if is_text:
             parsed = temporal.parse_date_array(source.cast(pa.large_string()))
             if parsed is not None:
                 return parsed
-    if isinstance(iceberg_type, TimeType) and is_int:
+    if isinstance(iceberg_type, ice.TimeType) and is_int:
         return _millis_of_day(source.cast(pa.int64()), target)
-    if pa.types.is_boolean(kind) or is_float and isinstance(iceberg_type, (UUIDType, BinaryType, FixedType)):
+    if pa.types.is_boolean(kind) \
+            or is_float and isinstance(iceberg_type, (ice.UUIDType, ice.BinaryType, ice.FixedType)):
         raise Declined("per-record coercion fails")
     if is_text or is_int or is_float or pa.types.is_date32(kind) or pa.types.is_time32(kind) \
             or pa.types.is_timestamp(kind):
@@ -649,7 +632,7 @@ def _truncated_doubles(source: pa.Array) -> pa.Array:
     return pc.trunc(doubles).cast(pa.int64())
 
 
-def _list_from_arrow(source: pa.Array, list_type: ListType, target: pa.DataType, strict: bool) -> pa.Array:
+def _list_from_arrow(source: pa.Array, list_type: ice.ListType, target: pa.DataType, strict: bool) -> pa.Array:
     start, end = source.offsets[0].as_py(), source.offsets[-1].as_py()
     offsets = pc.subtract(source.offsets, start).cast(pa.int64())
     elements = _from_arrow(source.values.slice(start, end - start), list_type.element_type,
@@ -660,7 +643,7 @@ def _list_from_arrow(source: pa.Array, list_type: ListType, target: pa.DataType,
     return pa.LargeListArray.from_arrays(offsets, elements, type=target, mask=mask)
 
 
-def _struct_from_arrow(source: pa.Array, struct: StructType, target: pa.DataType, strict: bool) -> pa.Array:
+def _struct_from_arrow(source: pa.Array, struct: ice.StructType, target: pa.DataType, strict: bool) -> pa.Array:
     names = [source.type.field(i).name for i in range(source.type.num_fields)]
     children = dict(zip(names, source.flatten()))
     declared = {field.name for field in struct.fields}

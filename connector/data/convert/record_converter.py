@@ -43,30 +43,11 @@ from operator import itemgetter
 from typing import Any, Sequence
 
 import pyarrow as pa
+from pyiceberg import types as ice
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema as IcebergSchema
 from pyiceberg.table import Table
 from pyiceberg.table.name_mapping import NameMapping, parse_mapping_from_json
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    StringType,
-    StructType,
-    TimestampType,
-    TimestamptzType,
-    TimeType,
-    UUIDType,
-)
 
 from connector.api.errors import DataException
 from connector.api.schema import Schema, Type
@@ -297,13 +278,13 @@ class RecordConverter:
             self._schema_updates[schema] = cached
         return cached
 
-    def _lookup(self, struct: StructType, field_id: int) -> FieldLookup:
+    def _lookup(self, struct: ice.StructType, field_id: int) -> FieldLookup:
         lookup = self._lookups.get(field_id)
         if lookup is None:
             lookup = self._lookups[field_id] = FieldLookup(struct, self._context)
         return lookup
 
-    def _walk_struct(self, schema: Schema, struct: StructType, field_id: int, updates: SchemaUpdates) -> None:
+    def _walk_struct(self, schema: Schema, struct: ice.StructType, field_id: int, updates: SchemaUpdates) -> None:
         lookup = self._lookup(struct, field_id)
         parent = self._context.column_name(field_id)
         matched: set[int] = set()
@@ -321,7 +302,7 @@ class RecordConverter:
             if table_field.required and index not in matched:  # dropped from the record's schema
                 updates.make_optional(self._column_name(table_field.field_id))
 
-    def _walk_value(self, schema: Schema, table_type: IcebergType, field_id: int, required: bool,
+    def _walk_value(self, schema: Schema, table_type: ice.IcebergType, field_id: int, required: bool,
                     updates: SchemaUpdates) -> None:
         """A field, list element or map value that exists in the table: widen, make optional, recurse."""
         name = self._column_name(field_id)
@@ -345,14 +326,14 @@ class RecordConverter:
         assert name is not None
         return name
 
-    def _walk_nested(self, schema: Schema, table_type: IcebergType, field_id: int, updates: SchemaUpdates) -> None:
-        if schema.type is Type.STRUCT and isinstance(table_type, StructType):
+    def _walk_nested(self, schema: Schema, table_type: ice.IcebergType, field_id: int, updates: SchemaUpdates) -> None:
+        if schema.type is Type.STRUCT and isinstance(table_type, ice.StructType):
             self._walk_struct(schema, table_type, field_id, updates)
-        elif schema.type is Type.ARRAY and isinstance(table_type, ListType):
+        elif schema.type is Type.ARRAY and isinstance(table_type, ice.ListType):
             assert schema.value_schema is not None
             self._walk_value(schema.value_schema, table_type.element_type, table_type.element_id,
                              table_type.element_required, updates)
-        elif schema.type is Type.MAP and isinstance(table_type, MapType):
+        elif schema.type is Type.MAP and isinstance(table_type, ice.MapType):
             assert schema.value_schema is not None
             self._walk_value(schema.value_schema, table_type.value_type, table_type.value_id,
                              table_type.value_required, updates)
@@ -446,13 +427,13 @@ def registry_schema_note(schema: Schema | None, schema_ids: RegistrySchemaIds) -
     return note
 
 
-_INTEGERS = (IntegerType, LongType)
-_NUMBERS = (IntegerType, LongType, FloatType, DoubleType)
-_TEMPORAL = (DateType, TimeType, TimestampType, TimestamptzType)
-_BINARY = (BinaryType, FixedType, UUIDType)
+_INTEGERS = (ice.IntegerType, ice.LongType)
+_NUMBERS = (ice.IntegerType, ice.LongType, ice.FloatType, ice.DoubleType)
+_TEMPORAL = (ice.DateType, ice.TimeType, ice.TimestampType, ice.TimestamptzType)
+_BINARY = (ice.BinaryType, ice.FixedType, ice.UUIDType)
 
 
-def conversion_conflict(table_type: IcebergType, schema: Schema) -> IcebergType | None:
+def conversion_conflict(table_type: ice.IcebergType, schema: Schema) -> ice.IcebergType | None:
     """The record's Iceberg type when a column of ``table_type`` cannot take values of ``schema``, else None.
 
     A column takes: its own type; a type it widens to (int -> long, float ->
@@ -470,27 +451,27 @@ def conversion_conflict(table_type: IcebergType, schema: Schema) -> IcebergType 
     return None if _writable(table_type, record_type) else record_type
 
 
-def _writable(table: IcebergType, record: IcebergType) -> bool:
-    if isinstance(table, StructType):
-        return isinstance(record, (StructType, MapType))
-    if isinstance(table, (ListType, MapType)):
+def _writable(table: ice.IcebergType, record: ice.IcebergType) -> bool:
+    if isinstance(table, ice.StructType):
+        return isinstance(record, (ice.StructType, ice.MapType))
+    if isinstance(table, (ice.ListType, ice.MapType)):
         return type(record) is type(table)
-    if isinstance(record, (StructType, ListType, MapType)):
-        return isinstance(table, StringType)
-    if isinstance(table, DecimalType):
-        return isinstance(record, _INTEGERS) or (isinstance(record, DecimalType) and record.scale == table.scale)
+    if isinstance(record, (ice.StructType, ice.ListType, ice.MapType)):
+        return isinstance(table, ice.StringType)
+    if isinstance(table, ice.DecimalType):
+        return isinstance(record, _INTEGERS) or (isinstance(record, ice.DecimalType) and record.scale == table.scale)
     if isinstance(table, _INTEGERS):
         return isinstance(record, _INTEGERS)
-    if isinstance(table, (FloatType, DoubleType)):
+    if isinstance(table, (ice.FloatType, ice.DoubleType)):
         return isinstance(record, _NUMBERS)
     if isinstance(table, _TEMPORAL):
-        return isinstance(record, _TEMPORAL + _INTEGERS + (StringType,))
+        return isinstance(record, _TEMPORAL + _INTEGERS + (ice.StringType,))
     if isinstance(table, _BINARY):
-        return isinstance(record, _BINARY) or (isinstance(table, UUIDType) and isinstance(record, StringType))
-    if isinstance(table, StringType):
-        return isinstance(record, (StringType, UUIDType))
-    if isinstance(table, BooleanType):
-        return isinstance(record, BooleanType)
+        return isinstance(record, _BINARY) or (isinstance(table, ice.UUIDType) and isinstance(record, ice.StringType))
+    if isinstance(table, ice.StringType):
+        return isinstance(record, (ice.StringType, ice.UUIDType))
+    if isinstance(table, ice.BooleanType):
+        return isinstance(record, ice.BooleanType)
     return table == record
 
 

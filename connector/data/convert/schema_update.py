@@ -41,22 +41,10 @@ import logging
 from dataclasses import dataclass
 from typing import Iterator
 
+from pyiceberg import types as ice
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
-from pyiceberg.types import (
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    NestedField,
-    PrimitiveType,
-    StructType,
-)
 
 from connector.api.errors import DataException
 
@@ -94,7 +82,7 @@ class IncompatibleSchemaChange(DataException):
     registry schema ids and the record's coordinates to the message.
     """
 
-    def __init__(self, column: str, field_id: int, table_type: IcebergType, record_type: IcebergType,
+    def __init__(self, column: str, field_id: int, table_type: ice.IcebergType, record_type: ice.IcebergType,
                  message: str | None = None):
         self.column = column
         self.field_id = field_id
@@ -125,7 +113,7 @@ class AddColumn:
 
     parent: str | None
     name: str
-    type: IcebergType
+    type: ice.IcebergType
 
     @property
     def key(self) -> str:
@@ -138,7 +126,7 @@ class UpdateType:
     """Widen column ``name`` to ``type`` (int → long, float → double)."""
 
     name: str
-    type: PrimitiveType
+    type: ice.PrimitiveType
 
 
 @dataclass(frozen=True)
@@ -162,7 +150,7 @@ class SchemaUpdates:
 
     # --- recording ------------------------------------------------------------------
 
-    def add_column(self, parent: str | None, name: str, type: IcebergType) -> None:
+    def add_column(self, parent: str | None, name: str, type: ice.IcebergType) -> None:
         """Request a column; a repeated request widens the first or, if it conflicts, is dropped."""
         request = AddColumn(parent, name, type)
         existing = self._add_columns.get(request.key)
@@ -176,7 +164,7 @@ class SchemaUpdates:
             return
         self._add_columns[request.key] = AddColumn(parent, name, merged)
 
-    def update_type(self, name: str, type: PrimitiveType) -> None:
+    def update_type(self, name: str, type: ice.PrimitiveType) -> None:
         """Request widening ``name`` to ``type``."""
         self._update_types[name] = UpdateType(name, type)
 
@@ -265,16 +253,16 @@ class SchemaUpdates:
 # --- type merging -----------------------------------------------------------------------
 
 
-def same_type(left: IcebergType, right: IcebergType) -> bool:
+def same_type(left: ice.IcebergType, right: ice.IcebergType) -> bool:
     """Structural equality of two types, ignoring field ids."""
-    if isinstance(left, StructType) and isinstance(right, StructType):
+    if isinstance(left, ice.StructType) and isinstance(right, ice.StructType):
         return len(left.fields) == len(right.fields) and all(
             a.name == b.name and a.required == b.required and same_type(a.field_type, b.field_type)
             for a, b in zip(left.fields, right.fields)
         )
-    if isinstance(left, ListType) and isinstance(right, ListType):
+    if isinstance(left, ice.ListType) and isinstance(right, ice.ListType):
         return left.element_required == right.element_required and same_type(left.element_type, right.element_type)
-    if isinstance(left, MapType) and isinstance(right, MapType):
+    if isinstance(left, ice.MapType) and isinstance(right, ice.MapType):
         return (
             left.value_required == right.value_required
             and same_type(left.key_type, right.key_type)
@@ -283,7 +271,7 @@ def same_type(left: IcebergType, right: IcebergType) -> bool:
     return left == right
 
 
-def merge_types(left: IcebergType, right: IcebergType, column: str) -> IcebergType:
+def merge_types(left: ice.IcebergType, right: ice.IcebergType, column: str) -> ice.IcebergType:
     """The type satisfying both requests for ``column``; DataException if they conflict.
 
     Equal types merge to themselves; int + long → long; float + double →
@@ -294,32 +282,32 @@ def merge_types(left: IcebergType, right: IcebergType, column: str) -> IcebergTy
     return _renumbered(_merge(left, right, column), itertools.count(1))
 
 
-def _merge(left: IcebergType, right: IcebergType, column: str) -> IcebergType:
+def _merge(left: ice.IcebergType, right: ice.IcebergType, column: str) -> ice.IcebergType:
     if same_type(left, right):
         return left
     kinds = {type(left), type(right)}
-    if kinds == {IntegerType, LongType}:
-        return LongType()
-    if kinds == {FloatType, DoubleType}:
-        return DoubleType()
-    if isinstance(left, DecimalType) and isinstance(right, DecimalType) and left.scale == right.scale:
-        return DecimalType(max(left.precision, right.precision), left.scale)
-    if isinstance(left, StructType) and isinstance(right, StructType):
+    if kinds == {ice.IntegerType, ice.LongType}:
+        return ice.LongType()
+    if kinds == {ice.FloatType, ice.DoubleType}:
+        return ice.DoubleType()
+    if isinstance(left, ice.DecimalType) and isinstance(right, ice.DecimalType) and left.scale == right.scale:
+        return ice.DecimalType(max(left.precision, right.precision), left.scale)
+    if isinstance(left, ice.StructType) and isinstance(right, ice.StructType):
         return _merge_structs(left, right, column)
-    if isinstance(left, ListType) and isinstance(right, ListType):
+    if isinstance(left, ice.ListType) and isinstance(right, ice.ListType):
         element = _merge(left.element_type, right.element_type, f"{column}.element")
-        return ListType(left.element_id, element, element_required=left.element_required and right.element_required)
-    if isinstance(left, MapType) and isinstance(right, MapType):
+        return ice.ListType(left.element_id, element, element_required=left.element_required and right.element_required)
+    if isinstance(left, ice.MapType) and isinstance(right, ice.MapType):
         key = _merge(left.key_type, right.key_type, f"{column}.key")
         value = _merge(left.value_type, right.value_type, f"{column}.value")
         required = left.value_required and right.value_required
-        return MapType(left.key_id, key, left.value_id, value, value_required=required)
+        return ice.MapType(left.key_id, key, left.value_id, value, value_required=required)
     raise DataException(f"Conflicting types requested for new column '{column}': {left} and {right}")
 
 
-def _merge_structs(left: StructType, right: StructType, column: str) -> StructType:
+def _merge_structs(left: ice.StructType, right: ice.StructType, column: str) -> ice.StructType:
     by_name = {field.name: field for field in right.fields}
-    fields: list[NestedField] = []
+    fields: list[ice.NestedField] = []
     for field in left.fields:
         other = by_name.pop(field.name, None)
         if other is None:
@@ -327,23 +315,24 @@ def _merge_structs(left: StructType, right: StructType, column: str) -> StructTy
             continue
         merged = _merge(field.field_type, other.field_type, f"{column}.{field.name}")
         required = field.required and other.required
-        fields.append(NestedField(field.field_id, field.name, merged, required=required))
+        fields.append(ice.NestedField(field.field_id, field.name, merged, required=required))
     fields.extend(by_name.values())
-    return StructType(*fields)
+    return ice.StructType(*fields)
 
 
-def _renumbered(type_: IcebergType, ids: Iterator[int]) -> IcebergType:
+def _renumbered(type_: ice.IcebergType, ids: Iterator[int]) -> ice.IcebergType:
     """A copy of ``type_`` with fresh sequential nested ids (merged halves may share ids)."""
-    if isinstance(type_, StructType):
-        return StructType(
-            *[NestedField(next(ids), f.name, _renumbered(f.field_type, ids), required=f.required) for f in type_.fields]
+    if isinstance(type_, ice.StructType):
+        return ice.StructType(
+            *[ice.NestedField(next(ids), f.name, _renumbered(f.field_type, ids), required=f.required)
+              for f in type_.fields]
         )
-    if isinstance(type_, ListType):
-        return ListType(next(ids), _renumbered(type_.element_type, ids), element_required=type_.element_required)
-    if isinstance(type_, MapType):
+    if isinstance(type_, ice.ListType):
+        return ice.ListType(next(ids), _renumbered(type_.element_type, ids), element_required=type_.element_required)
+    if isinstance(type_, ice.MapType):
         key_id, value_id = next(ids), next(ids)
         key, value = _renumbered(type_.key_type, ids), _renumbered(type_.value_type, ids)
-        return MapType(key_id, key, value_id, value, value_required=type_.value_required)
+        return ice.MapType(key_id, key, value_id, value, value_required=type_.value_required)
     return type_
 
 
@@ -365,14 +354,14 @@ def pending_updates(schema: Schema, updates: SchemaUpdates) -> SchemaUpdates:
     return pending
 
 
-def _find(schema: Schema, name: str) -> NestedField | None:
+def _find(schema: Schema, name: str) -> ice.NestedField | None:
     try:
         return schema.find_field(name)
     except ValueError:
         return None
 
 
-def _existing(schema: Schema, name: str) -> NestedField:
+def _existing(schema: Schema, name: str) -> ice.NestedField:
     field = _find(schema, name)
     if field is None:
         raise DataException(f"Invalid column: {name}")
@@ -485,7 +474,7 @@ def registry_ids_of_column(table: Table, field_id: int) -> list[int]:
     return _ids(table.properties.get(iceberg_schema_property(origin)))
 
 
-def _same_kind(left: IcebergType, right: IcebergType) -> bool:
-    if isinstance(left, PrimitiveType) or isinstance(right, PrimitiveType):
+def _same_kind(left: ice.IcebergType, right: ice.IcebergType) -> bool:
+    if isinstance(left, ice.PrimitiveType) or isinstance(right, ice.PrimitiveType):
         return left == right
     return type(left) is type(right)

@@ -22,26 +22,10 @@ from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyiceberg import types as ice
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema as IcebergSchema
 from pyiceberg.table.name_mapping import MappedField, NameMapping
-from pyiceberg.types import (
-    BooleanType,
-    DateType,
-    DoubleType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    NestedField,
-    StringType,
-    StructType,
-    TimestampType,
-    TimestamptzType,
-    TimeType,
-)
 
 from connector.api.errors import DataException
 from connector.api.java.numbers import float_to_string
@@ -98,7 +82,7 @@ def names_by_field_id(mapping: NameMapping | None) -> dict[int, list[str]] | Non
 class FieldLookup:
     """Record field name → index of the table struct's field."""
 
-    def __init__(self, struct: StructType, context: ConversionContext):
+    def __init__(self, struct: ice.StructType, context: ConversionContext):
         self._lower = context.case_insensitive and context.names_by_id is None
         self._index: dict[str, int] = {}
         for index, table_field in enumerate(struct.fields):
@@ -106,7 +90,7 @@ class FieldLookup:
                 self._index[name.lower() if self._lower else name] = index
 
     @staticmethod
-    def _names_of(table_field: NestedField, context: ConversionContext) -> list[str]:
+    def _names_of(table_field: ice.NestedField, context: ConversionContext) -> list[str]:
         if context.names_by_id is not None:
             mapped = context.names_by_id.get(table_field.field_id)
             if mapped:
@@ -123,7 +107,7 @@ class FieldLookup:
 class ValueConverter(abc.ABC):
     """Converts non-null values to one Iceberg type; see the module doc."""
 
-    def __init__(self, iceberg_type: IcebergType, arrow_type: pa.DataType):
+    def __init__(self, iceberg_type: ice.IcebergType, arrow_type: pa.DataType):
         self.iceberg_type = iceberg_type
         self.arrow_type = arrow_type
         # pyarrow cannot build extension types (uuid) from Python values inside
@@ -195,7 +179,7 @@ def _storage_field(arrow_field: pa.Field) -> pa.Field:
 class PrimitiveConverter(ValueConverter):
     """A primitive column: a coercer plus fast paths for values already of the right type."""
 
-    def __init__(self, iceberg_type: IcebergType, arrow_type: pa.DataType):
+    def __init__(self, iceberg_type: ice.IcebergType, arrow_type: pa.DataType):
         super().__init__(iceberg_type, arrow_type)
         # The coercer itself shadows the method below: no extra call per value.
         self.convert = primitive_coercer(iceberg_type)  # type: ignore[method-assign,assignment]
@@ -204,7 +188,7 @@ class PrimitiveConverter(ValueConverter):
         return primitive_coercer(self.iceberg_type)(value)
 
     def for_connect(self, schema: Schema | None) -> Callable[[Any], Any]:
-        if isinstance(self.iceberg_type, StringType) and schema is not None and schema.type is Type.FLOAT32:
+        if isinstance(self.iceberg_type, ice.StringType) and schema is not None and schema.type is Type.FLOAT32:
             return _float32_text
         return self.convert
 
@@ -223,7 +207,7 @@ def _float32_text(value: Any) -> str:
 class StructConverter(ValueConverter):
     """A struct from a dict or a Connect Struct; unknown fields ignored (or evolved, for dicts)."""
 
-    def __init__(self, struct: StructType, field_id: int, context: ConversionContext, evolvable: bool = True):
+    def __init__(self, struct: ice.StructType, field_id: int, context: ConversionContext, evolvable: bool = True):
         super().__init__(struct, schema_to_pyarrow(struct))
         self.context = context
         self.field_id = field_id
@@ -300,7 +284,7 @@ def _key_text(key: Any) -> str:
 class ListConverter(ValueConverter):
     """A list from a Python list or tuple, element by element."""
 
-    def __init__(self, list_type: ListType, context: ConversionContext, evolvable: bool):
+    def __init__(self, list_type: ice.ListType, context: ConversionContext, evolvable: bool):
         super().__init__(list_type, schema_to_pyarrow(list_type))
         self.element = converter_for(list_type.element_type, list_type.element_id, context, evolvable)
         self.element_required = list_type.element_required
@@ -319,7 +303,7 @@ class ListConverter(ValueConverter):
 class MapConverter(ValueConverter):
     """A map from a dict, as ``(key, value)`` pairs; keys are never evolved."""
 
-    def __init__(self, map_type: MapType, context: ConversionContext, evolvable: bool):
+    def __init__(self, map_type: ice.MapType, context: ConversionContext, evolvable: bool):
         super().__init__(map_type, schema_to_pyarrow(map_type))
         self.key = converter_for(map_type.key_type, map_type.key_id, context, evolvable=False)
         self.value = converter_for(map_type.value_type, map_type.value_id, context, evolvable)
@@ -344,14 +328,14 @@ class MapConverter(ValueConverter):
 
 
 def converter_for(
-    iceberg_type: IcebergType, field_id: int, context: ConversionContext, evolvable: bool = True
+    iceberg_type: ice.IcebergType, field_id: int, context: ConversionContext, evolvable: bool = True
 ) -> ValueConverter:
     """The converter tree for an Iceberg type (``field_id`` is the id of the field holding it)."""
-    if isinstance(iceberg_type, StructType):
+    if isinstance(iceberg_type, ice.StructType):
         return StructConverter(iceberg_type, field_id, context, evolvable)
-    if isinstance(iceberg_type, ListType):
+    if isinstance(iceberg_type, ice.ListType):
         return ListConverter(iceberg_type, context, evolvable)
-    if isinstance(iceberg_type, MapType):
+    if isinstance(iceberg_type, ice.MapType):
         return MapConverter(iceberg_type, context, evolvable)
     return PrimitiveConverter(iceberg_type, schema_to_pyarrow(iceberg_type))
 
@@ -365,7 +349,7 @@ def _python_types(values: Sequence[Any]) -> set[type]:
     return types
 
 
-def _fast_array(iceberg_type: IcebergType, arrow_type: pa.DataType, values: Sequence[Any]) -> pa.Array | None:
+def _fast_array(iceberg_type: ice.IcebergType, arrow_type: pa.DataType, values: Sequence[Any]) -> pa.Array | None:
     """The column built directly by Arrow when that is exactly the coercion's result, else None."""
     types = _python_types(values)
     builder = _FAST_BUILDERS.get((type(iceberg_type), frozenset(types)))
@@ -400,19 +384,19 @@ def _millis_of_day(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
 
 _FAST_BUILDERS: dict[tuple[type, frozenset], Callable[[Sequence[Any], pa.DataType], pa.Array]] = {}
 for _iceberg, _python, _builder in (
-    (IntegerType, int, _direct),
-    (LongType, int, _direct),
-    (FloatType, float, _direct),
-    (DoubleType, float, _direct),
-    (BooleanType, bool, _direct),
-    (StringType, str, _direct),
-    (TimestamptzType, int, _epoch_millis),
-    (TimestamptzType, _dt.datetime, _direct),
-    (TimestampType, int, _epoch_millis),
-    (DateType, int, _epoch_days),
-    (DateType, _dt.date, _direct),
-    (TimeType, int, _millis_of_day),
-    (TimeType, _dt.time, _direct),
+    (ice.IntegerType, int, _direct),
+    (ice.LongType, int, _direct),
+    (ice.FloatType, float, _direct),
+    (ice.DoubleType, float, _direct),
+    (ice.BooleanType, bool, _direct),
+    (ice.StringType, str, _direct),
+    (ice.TimestamptzType, int, _epoch_millis),
+    (ice.TimestamptzType, _dt.datetime, _direct),
+    (ice.TimestampType, int, _epoch_millis),
+    (ice.DateType, int, _epoch_days),
+    (ice.DateType, _dt.date, _direct),
+    (ice.TimeType, int, _millis_of_day),
+    (ice.TimeType, _dt.time, _direct),
 ):
     _FAST_BUILDERS[(_iceberg, frozenset({_python}))] = _builder
     _FAST_BUILDERS[(_iceberg, frozenset())] = _direct  # all null

@@ -319,20 +319,13 @@ class JsonBatchConverter:
     objects; drop tombstones (null values) before converting.
     """
 
-    def __init__(
-        self,
-        table_schema: IcebergSchema,
-        *,
-        evolve: bool,
-        case_insensitive: bool = False,
-        force_optional: bool = False,
-        name_mapping: NameMapping | str | None = None,
-    ):
+    def __init__(self, table_schema: IcebergSchema, *, evolve: bool, case_insensitive: bool = False,
+                 name_mapping: NameMapping | str | None = None, **options: Any):
+        # evolve, case_insensitive and name_mapping shape the column-wise path too; RecordConverter's
+        # other options (force_optional) concern only the per-record path.
         self.evolve = evolve
-        self.records = RecordConverter(
-            table_schema, evolve=evolve, case_insensitive=case_insensitive,
-            force_optional=force_optional, name_mapping=name_mapping,
-        )
+        self.records = RecordConverter(table_schema, evolve=evolve, case_insensitive=case_insensitive,
+                                       name_mapping=name_mapping, **options)
         self.arrow_schema = schema_to_pyarrow(table_schema)
         strict = evolve or case_insensitive
         self._columns = [

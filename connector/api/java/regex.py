@@ -18,6 +18,20 @@ _POSIX_CLASSES = {
     "N": "0-9", "Nd": "0-9", "IsDigit": "0-9", "IsWhite_Space": " \\t\\n\\x0b\\f\\r",
     "IsPunctuation": "!-/:-@\\[-`{-~", "InBasicLatin": "\\x00-\\x7f",
 }
+# Java's horizontal and vertical whitespace (\h, \v), which Python's re lacks.
+_HORIZONTAL_SPACE = " \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000"
+_VERTICAL_SPACE = "\\n\\x0b\\f\\r\\x85\\u2028\\u2029"
+# Escapes whose translation is the same text wherever they stand.
+_FIXED_ESCAPES = {
+    "z": "\\Z",
+    "Z": "(?=[\\n\\r\\x85\\u2028\\u2029]?\\Z)",
+    "h": f"[{_HORIZONTAL_SPACE}]",
+    "H": f"[^{_HORIZONTAL_SPACE}]",
+    "v": f"[{_VERTICAL_SPACE}]",
+    "V": f"[^{_VERTICAL_SPACE}]",
+    "R": f"(?:\\r\\n|[{_VERTICAL_SPACE}])",
+    "e": "\\x1b",
+}
 _JAVA_FLAGS = {"i": "i", "m": "m", "s": "s", "x": "x", "u": "", "U": "", "d": ""}
 _QUANTIFIER = re.compile(r"\{([0-9]+)(,([0-9]*))?\}")
 
@@ -81,22 +95,8 @@ def _translate_java_regex(pattern: str) -> str:
                 out.append(f"(?P={m.group(1)})")
                 i = m.end()
                 continue
-            if d == "z":
-                out.append("\\Z")
-            elif d == "Z":
-                out.append("(?=[\\n\\r\\x85\\u2028\\u2029]?\\Z)")
-            elif d == "h":
-                out.append("[ \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000]")
-            elif d == "H":
-                out.append("[^ \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000]")
-            elif d == "v":
-                out.append("[\\n\\x0b\\f\\r\\x85\\u2028\\u2029]")
-            elif d == "V":
-                out.append("[^\\n\\x0b\\f\\r\\x85\\u2028\\u2029]")
-            elif d == "R":
-                out.append("(?:\\r\\n|[\\n\\x0b\\f\\r\\x85\\u2028\\u2029])")
-            elif d == "e":
-                out.append("\\x1b")
+            if d in _FIXED_ESCAPES:
+                out.append(_FIXED_ESCAPES[d])
             elif d == "c":
                 if i + 2 >= n:
                     raise error("Illegal control escape sequence")

@@ -30,10 +30,28 @@ MILLIS_PER_DAY = 86_400_000
 _EXACT = _decimal.Context(prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN)
 
 
-class Decimal:
+class _LogicalType:
+    """What every logical type declares: its schema name and the type its values are encoded in."""
+
+    LOGICAL_NAME: str
+    BASE_TYPE: Type
+
+
+class _ParameterlessType(_LogicalType):
+    """A logical type with a single schema, ``SCHEMA`` (Date, Time, Timestamp; Decimal has a scale)."""
+
+    SCHEMA: Schema
+
+    @classmethod
+    def builder(cls) -> SchemaBuilder:
+        return SchemaBuilder.type_of(cls.BASE_TYPE).name(cls.LOGICAL_NAME).version(1)
+
+
+class Decimal(_LogicalType):
     """Arbitrary-precision decimal as BYTES: the big-endian two's-complement unscaled value."""
 
     LOGICAL_NAME = DECIMAL_LOGICAL_NAME
+    BASE_TYPE = Type.BYTES
     SCALE_FIELD = "scale"
 
     @staticmethod
@@ -79,15 +97,11 @@ def unscaled_to_bytes(unscaled: int) -> bytes:
     return unscaled.to_bytes(length, "big", signed=True)
 
 
-class Date:
+class Date(_ParameterlessType):
     """A calendar date as INT32 days since the Unix epoch."""
 
     LOGICAL_NAME = DATE_LOGICAL_NAME
-    SCHEMA: Schema
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int32().name(DATE_LOGICAL_NAME).version(1)
+    BASE_TYPE = Type.INT32
 
     @staticmethod
     def from_logical(schema: Schema, value: _dt.date) -> int:
@@ -104,15 +118,11 @@ class Date:
         return EPOCH_DATE + _dt.timedelta(days=value)
 
 
-class Time:
+class Time(_ParameterlessType):
     """A time of day as INT32 milliseconds since midnight."""
 
     LOGICAL_NAME = TIME_LOGICAL_NAME
-    SCHEMA: Schema
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int32().name(TIME_LOGICAL_NAME).version(1)
+    BASE_TYPE = Type.INT32
 
     @staticmethod
     def from_logical(schema: Schema, value: _dt.time) -> int:
@@ -133,15 +143,11 @@ class Time:
         return _dt.time(hour, minute, second, millis * 1000)
 
 
-class Timestamp:
+class Timestamp(_ParameterlessType):
     """An instant as INT64 milliseconds since the Unix epoch (UTC)."""
 
     LOGICAL_NAME = TIMESTAMP_LOGICAL_NAME
-    SCHEMA: Schema
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int64().name(TIMESTAMP_LOGICAL_NAME).version(1)
+    BASE_TYPE = Type.INT64
 
     @staticmethod
     def from_logical(schema: Schema, value: _dt.datetime | OutOfRangeTimestamp) -> int:
@@ -161,29 +167,17 @@ class Timestamp:
             return OutOfRangeTimestamp(value)
 
 
-Date.SCHEMA = Date.builder().build()
-Time.SCHEMA = Time.builder().build()
-Timestamp.SCHEMA = Timestamp.builder().build()
+for _parameterless in (Date, Time, Timestamp):
+    _parameterless.SCHEMA = _parameterless.builder().build()
 
-LOGICAL_TYPES = {
-    DECIMAL_LOGICAL_NAME: Decimal,
-    DATE_LOGICAL_NAME: Date,
-    TIME_LOGICAL_NAME: Time,
-    TIMESTAMP_LOGICAL_NAME: Timestamp,
-}
-
-_BASE_TYPES = {
-    DECIMAL_LOGICAL_NAME: Type.BYTES,
-    DATE_LOGICAL_NAME: Type.INT32,
-    TIME_LOGICAL_NAME: Type.INT32,
-    TIMESTAMP_LOGICAL_NAME: Type.INT64,
-}
+LOGICAL_TYPES: dict[str, type[_LogicalType]] = {t.LOGICAL_NAME: t for t in (Decimal, Date, Time, Timestamp)}
 
 
 def logical_type_of(schema: Schema | None):
     """The logical-type class for ``schema`` (``Decimal``, ...), or None for a plain schema."""
     if schema is None or schema.name is None:
         return None
-    if _BASE_TYPES.get(schema.name) is not schema.type:
+    logical = LOGICAL_TYPES.get(schema.name)
+    if logical is None or logical.BASE_TYPE is not schema.type:
         return None
-    return LOGICAL_TYPES[schema.name]
+    return logical

@@ -56,15 +56,7 @@ from connector.api.logical import Decimal as _DecimalType
 from connector.api.logical import Time as _Time
 from connector.api.logical import Timestamp as _Timestamp
 from connector.api.record import SchemaAndValue
-from connector.api.schema import (
-    DATE_LOGICAL_NAME,
-    DECIMAL_LOGICAL_NAME,
-    TIME_LOGICAL_NAME,
-    TIMESTAMP_LOGICAL_NAME,
-    Schema,
-    SchemaBuilder,
-    Type,
-)
+from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 
 __all__ = [
@@ -110,7 +102,7 @@ def _parse_big_decimal(text: str) -> _decimal.Decimal | None:
 # Temporal values as java.util.Date millis
 # ======================================================================================
 
-_TEMPORAL_NAMES = (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME)
+_TEMPORAL_NAMES = (_Date.LOGICAL_NAME, _Time.LOGICAL_NAME, _Timestamp.LOGICAL_NAME)
 
 
 def _is_temporal(value: Any) -> bool:
@@ -157,13 +149,13 @@ def encode_temporal(schema_name: str | None, value: _dt.date | _dt.time | OutOfR
     if schema_name not in _TEMPORAL_NAMES:
         return None
     millis = _epoch_millis(value)
-    if schema_name == DATE_LOGICAL_NAME:
+    if schema_name == _Date.LOGICAL_NAME:
         if millis % MILLIS_PER_DAY != 0:
             raise DataException(
                 "Kafka Connect Date type should not have any time fields set to non-zero values."
             )
         return millis // MILLIS_PER_DAY
-    if schema_name == TIME_LOGICAL_NAME:
+    if schema_name == _Time.LOGICAL_NAME:
         if millis < 0 or millis > MILLIS_PER_DAY:
             raise DataException(
                 "Kafka Connect Time type should not have any date fields set to non-zero values."
@@ -425,7 +417,7 @@ def _convert_to(to_schema: Schema, from_schema: Schema | None, value: Any) -> An
 
 
 def _convert_maybe_logical_bytes(to_schema: Schema, from_schema: Schema | None, value: Any) -> Any:
-    if to_schema.name == DECIMAL_LOGICAL_NAME:
+    if to_schema.name == _DecimalType.LOGICAL_NAME:
         return _convert_to_decimal(to_schema, value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
@@ -435,15 +427,15 @@ def _convert_maybe_logical_bytes(to_schema: Schema, from_schema: Schema | None, 
 
 
 def _convert_maybe_logical_int(to_schema: Schema, from_schema: Schema | None, value: Any) -> Any:
-    if to_schema.name == DATE_LOGICAL_NAME:
+    if to_schema.name == _Date.LOGICAL_NAME:
         return _convert_to_date(to_schema, from_schema, value)
-    if to_schema.name == TIME_LOGICAL_NAME:
+    if to_schema.name == _Time.LOGICAL_NAME:
         return _convert_to_time(to_schema, from_schema, value)
     return convert_to_integer(from_schema, value)
 
 
 def _convert_maybe_logical_long(to_schema: Schema, from_schema: Schema | None, value: Any) -> Any:
-    if to_schema.name == TIMESTAMP_LOGICAL_NAME:
+    if to_schema.name == _Timestamp.LOGICAL_NAME:
         return _convert_to_timestamp(to_schema, from_schema, value)
     return convert_to_long(from_schema, value)
 
@@ -472,7 +464,7 @@ def _convert_to_date(to_schema: Schema, from_schema: Schema | None, value: Any) 
     value = _parsed_if_text(value)
     if _is_temporal(value):
         name = from_schema.name if from_schema is not None else None
-        if from_schema is None or name in (DATE_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME):
+        if from_schema is None or name in (_Date.LOGICAL_NAME, _Timestamp.LOGICAL_NAME):
             # Kafka hands a Date back as it is and truncates a Timestamp to its day.
             return _date_from_days(_truncating_div(_epoch_millis(value), MILLIS_PER_DAY))
     return _date_from_days(wrap_int(_as_long(value, from_schema), 32))
@@ -482,7 +474,7 @@ def _convert_to_time(to_schema: Schema, from_schema: Schema | None, value: Any) 
     value = _parsed_if_text(value)
     if _is_temporal(value):
         name = from_schema.name if from_schema is not None else None
-        if from_schema is None or name in (TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME):
+        if from_schema is None or name in (_Time.LOGICAL_NAME, _Timestamp.LOGICAL_NAME):
             return _Time.to_logical(_Time.SCHEMA, _epoch_millis(value) % MILLIS_PER_DAY)
     return _Time.to_logical(_Time.SCHEMA, wrap_int(_as_long(value, from_schema), 32))
 
@@ -496,7 +488,7 @@ def _convert_to_timestamp(to_schema: Schema, from_schema: Schema | None,
         # Raises, as Date/Time.fromLogical do, for a Date that is not a midnight or a Time past a day.
         encoded = encode_temporal(from_schema.name, value)
         if encoded is not None:
-            days = from_schema.name == DATE_LOGICAL_NAME
+            days = from_schema.name == _Date.LOGICAL_NAME
             return _timestamp_from_millis(encoded * MILLIS_PER_DAY if days else encoded)
     return _timestamp_from_millis(_as_long(value, from_schema))
 

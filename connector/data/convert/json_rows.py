@@ -707,7 +707,7 @@ def _parse_objects(values: pa.Array) -> ParsedObjects:
         valid = values.is_valid().to_numpy(zero_copy_only=False)
         positions = np.cumsum(valid, dtype=np.int64) - 1
         struct = struct.take(pa.array(positions, mask=~valid))
-    loose = frozenset(f.name for f in table.schema if _has_doubles(f.type))
+    loose = frozenset(f.name for f in table.schema if _contains(f.type, pa.types.is_floating))
     return ParsedObjects(struct, loose)
 
 
@@ -767,7 +767,7 @@ def _read_inferred(joined: pa.Buffer) -> pa.Table:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _unreadable(e, _MIXED_KINDS) from e
     _check_depth(table.schema)
-    if not any(_has_timestamps(f.type) for f in table.schema) and _valid_lists(table):
+    if not any(_contains(f.type, pa.types.is_timestamp) for f in table.schema) and _valid_lists(table):
         return table
     schema = pa.schema([pa.field(f.name, _timestamps_as_strings(f.type)) for f in table.schema])
     try:
@@ -806,7 +806,7 @@ def _null_lists_repaired(array: pa.Array) -> pa.Array:
         mask = array.is_null() if array.null_count else None
         cls = pa.LargeListArray if pa.types.is_large_list(kind) else pa.ListArray
         return cls.from_arrays(offsets, values, type=kind, mask=mask)
-    if pa.types.is_struct(kind) and _has_lists(kind):
+    if pa.types.is_struct(kind) and _contains(kind, _is_list):
         children = [_null_lists_repaired(array.field(i)) for i in range(kind.num_fields)]
         mask = array.is_null() if array.null_count else None
         return pa.StructArray.from_arrays(children, fields=list(kind), mask=mask)
@@ -815,7 +815,7 @@ def _null_lists_repaired(array: pa.Array) -> pa.Array:
 
 def _valid_lists(table: pa.Table) -> bool:
     for column in table.columns:
-        if _has_lists(column.type):
+        if _contains(column.type, _is_list):
             try:
                 for chunk in column.chunks:
                     chunk.validate(full=True)
@@ -824,13 +824,14 @@ def _valid_lists(table: pa.Table) -> bool:
     return True
 
 
-def _has_timestamps(arrow_type: pa.DataType) -> bool:
-    if pa.types.is_timestamp(arrow_type):
+def _contains(arrow_type: pa.DataType, matches: Callable[[pa.DataType], bool]) -> bool:
+    """Whether ``arrow_type`` or a type nested in it (struct fields, list elements) ``matches``."""
+    if matches(arrow_type):
         return True
     if pa.types.is_struct(arrow_type):
-        return any(_has_timestamps(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+        return any(_contains(arrow_type.field(i).type, matches) for i in range(arrow_type.num_fields))
     if _is_list(arrow_type):
-        return _has_timestamps(arrow_type.value_type)
+        return _contains(arrow_type.value_type, matches)
     return False
 
 
@@ -843,24 +844,6 @@ def _timestamps_as_strings(arrow_type: pa.DataType) -> pa.DataType:
     if pa.types.is_list(arrow_type):
         return pa.list_(_timestamps_as_strings(arrow_type.value_type))
     return arrow_type
-
-
-def _has_lists(arrow_type: pa.DataType) -> bool:
-    if _is_list(arrow_type):
-        return True
-    if pa.types.is_struct(arrow_type):
-        return any(_has_lists(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
-    return False
-
-
-def _has_doubles(arrow_type: pa.DataType) -> bool:
-    if pa.types.is_floating(arrow_type):
-        return True
-    if pa.types.is_struct(arrow_type):
-        return any(_has_doubles(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
-    if _is_list(arrow_type):
-        return _has_doubles(arrow_type.value_type)
-    return False
 
 
 _NEGATIVE_ZERO_BITS = -(2**63)

@@ -34,6 +34,7 @@ from connector.api.java.numbers import (
     to_float32,
     wrap_int,
 )
+from connector.api.sentinel import Sentinel
 
 
 class JsonReadError(ValueError):
@@ -44,15 +45,8 @@ class JsonWriteError(ValueError):
     """A tree cannot be written as JSON."""
 
 
-class _Missing:
+class _Missing(Sentinel):
     """Jackson's ``MissingNode``: an empty document, or an absent member."""
-
-    _instance: "_Missing | None" = None
-
-    def __new__(cls) -> "_Missing":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
 
     def __repr__(self) -> str:
         return "MISSING"

@@ -24,16 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from connector.api.java.numbers import (
-    decimal_to_string,
-    double_to_string,
-    exact_to_float32,
-    float_to_string,
-    java_double_value,
-    java_long_value,
-    to_float32,
-    wrap_int,
-)
+from connector.api.java import numbers as java_numbers
 from connector.api.sentinel import Sentinel
 
 
@@ -273,9 +264,9 @@ def _key_text(key: Any) -> str:
     if isinstance(key, bool):
         return "true" if key else "false"
     if isinstance(key, float):
-        return double_to_string(key)
+        return java_numbers.double_to_string(key)
     if isinstance(key, (int, decimal.Decimal)):
-        return str(key) if isinstance(key, int) else decimal_to_string(key)
+        return str(key) if isinstance(key, int) else java_numbers.decimal_to_string(key)
     raise JsonWriteError(f"Cannot write a {type(key).__name__} as a JSON object key")
 
 
@@ -297,9 +288,9 @@ class _Writer:
         elif isinstance(node, int):
             parts.append(str(node))
         elif isinstance(node, Float32):
-            parts.append(_float_text(node, float_to_string(node)))
+            parts.append(_float_text(node, java_numbers.float_to_string(node)))
         elif isinstance(node, float):
-            parts.append(_float_text(node, double_to_string(node)))
+            parts.append(_float_text(node, java_numbers.double_to_string(node)))
         elif isinstance(node, dict):
             self._object(node)
         elif isinstance(node, (list, tuple)):
@@ -311,7 +302,7 @@ class _Writer:
         if isinstance(node, decimal.Decimal):
             if not node.is_finite():
                 raise JsonWriteError(f"Cannot write the decimal {node} as a JSON number")
-            self.parts.append(decimal_to_string(node))
+            self.parts.append(java_numbers.decimal_to_string(node))
         elif isinstance(node, (bytes, bytearray, memoryview)):
             self.parts.append('"' + base64.b64encode(bytes(node)).decode("ascii") + '"')
         elif node is MISSING:
@@ -376,17 +367,17 @@ def is_integral(node: Any) -> bool:
 
 def is_int(node: Any) -> bool:
     """An IntNode: an integer that fits 32 bits."""
-    return is_integral(node) and wrap_int(node, 32) == node
+    return is_integral(node) and java_numbers.wrap_int(node, 32) == node
 
 
 def int_value(node: Any) -> int:
     """``JsonNode.intValue()``: numbers truncated to their low 32 bits, anything else 0."""
-    return wrap_int(java_long_value(node), 32) if is_number(node) else 0
+    return java_numbers.wrap_int(java_numbers.java_long_value(node), 32) if is_number(node) else 0
 
 
 def long_value(node: Any) -> int:
     """``JsonNode.longValue()``: numbers truncated to their low 64 bits, anything else 0."""
-    return java_long_value(node) if is_number(node) else 0
+    return java_numbers.java_long_value(node) if is_number(node) else 0
 
 
 def float_value(node: Any) -> float:
@@ -394,13 +385,13 @@ def float_value(node: Any) -> float:
     if not is_number(node):
         return 0.0
     if isinstance(node, float):
-        return to_float32(node)
-    return exact_to_float32(node)
+        return java_numbers.to_float32(node)
+    return java_numbers.exact_to_float32(node)
 
 
 def double_value(node: Any) -> float:
     """``JsonNode.doubleValue()``: the nearest double, or 0.0 for non-numbers."""
-    return java_double_value(node) if is_number(node) else 0.0
+    return java_numbers.java_double_value(node) if is_number(node) else 0.0
 
 
 def decimal_value(node: Any) -> decimal.Decimal:

@@ -111,18 +111,8 @@ def _column_plan(name: str, iceberg_type: ice.IcebergType, target: pa.DataType, 
 
 def _exact(iceberg_type: ice.IcebergType, target: pa.DataType, strict: bool) -> tuple[pa.DataType, Finish] | None:
     """Declared type and finishing step for types whose JSON kind is fixed."""
-    if isinstance(iceberg_type, ice.BooleanType):
-        return pa.bool_(), _identity
-    if isinstance(iceberg_type, ice.LongType):
-        return pa.int64(), _identity
-    if isinstance(iceberg_type, ice.IntegerType):
-        return pa.int64(), _to_int32
-    if isinstance(iceberg_type, ice.DoubleType):
-        return pa.float64(), _as_jackson_reads
-    if isinstance(iceberg_type, ice.FloatType):
-        return pa.float64(), _to_float32
-    if isinstance(iceberg_type, ice.StringType):
-        return pa.large_string(), _identity
+    if type(iceberg_type) in _FIXED_KIND_PRIMITIVES:
+        return _FIXED_KIND_PRIMITIVES[type(iceberg_type)]
     if isinstance(iceberg_type, ice.ListType):
         return _exact_list(iceberg_type, target, strict)
     if isinstance(iceberg_type, ice.StructType):
@@ -219,6 +209,17 @@ def _as_jackson_reads(parsed: pa.Array) -> pa.Array:
     if _has_negative_zero(parsed):
         raise Declined("-0.0 (JsonConverter reads 0.0)")
     return parsed
+
+
+#: The primitive types whose JSON kind is fixed: the type pyarrow reads them as, and the finishing step.
+_FIXED_KIND_PRIMITIVES: dict[type, tuple[pa.DataType, Finish]] = {
+    ice.BooleanType: (pa.bool_(), _identity),
+    ice.LongType: (pa.int64(), _identity),
+    ice.IntegerType: (pa.int64(), _to_int32),
+    ice.DoubleType: (pa.float64(), _as_jackson_reads),
+    ice.FloatType: (pa.float64(), _to_float32),
+    ice.StringType: (pa.large_string(), _identity),
+}
 
 
 def _millis_to(parsed: pa.Array, target: pa.DataType) -> pa.Array:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import enum
 import re
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from connector.api.errors import ConfigException
@@ -48,6 +49,7 @@ NO_DEFAULT: Any = _NoDefault()
 Validator = Callable[[str, Any], None]
 
 
+@dataclass(eq=False, repr=False, slots=True)
 class ConfigKey:
     """One declared setting (``ConfigDef.ConfigKey``).
 
@@ -56,25 +58,20 @@ class ConfigKey:
     documentation lists them once for all of those plugins.
     """
 
-    __slots__ = ("name", "type", "default", "validator", "importance", "doc", "group")
-
-    def __init__(self, name: str, type: ConfigType, default: Any = NO_DEFAULT,
-                 validator: Validator | None = None, importance: str = "medium", doc: str = "",
-                 group: str | None = None):
-        self.name = name
-        self.type = type
-        self.default = default
-        self.validator = validator
-        self.importance = importance
-        self.doc = doc
-        self.group = group
+    name: str
+    type: ConfigType
+    default: Any = NO_DEFAULT
+    validator: Validator | None = None
+    importance: str = "medium"
+    doc: str = ""
+    group: str | None = None
 
     @property
     def required(self) -> bool:
         return self.default is NO_DEFAULT
 
     def with_name(self, name: str) -> "ConfigKey":
-        return ConfigKey(name, self.type, self.default, self.validator, self.importance, self.doc, self.group)
+        return replace(self, name=name)
 
     def __repr__(self) -> str:
         return f"ConfigKey({self.name!r}, {self.type.name}, default={self.default!r})"

@@ -389,18 +389,16 @@ class SchemaBuilder:
 
     def _peek(self) -> Schema:
         """The schema as built so far, without a default (used to validate one)."""
-        return Schema(
-            self.type, optional=self._optional, name=self._name, version=self._version,
-            doc=self._doc, parameters=self._parameters,
-            fields=list(self._fields.values()) if self._fields is not None else None,
-            key_schema=self._key_schema, value_schema=self._value_schema,
-        )
+        return self._schema(default=None)
 
     def build(self) -> Schema:
+        return self._schema(default=self._default)
+
+    def _schema(self, default: Any) -> Schema:
         return Schema(
             self.type,
             optional=self._optional,
-            default=self._default,
+            default=default,
             name=self._name,
             version=self._version,
             doc=self._doc,

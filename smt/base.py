@@ -170,7 +170,7 @@ class StructOrMapTransformation(SidedTransformation):
 
 
 # ======================================================================================
-# SchemaUtil, Requirements, caching, headers
+# SchemaUtil, Requirements, caching, headers, the types of values
 # ======================================================================================
 
 
@@ -272,40 +272,8 @@ def schema_text(schema: Schema) -> str:
     return f"Schema{{{schema.name}:{schema.type.name}}}" if schema.name else f"Schema{{{schema.type.name}}}"
 
 
-#: ``ConnectSchema.schemaType(value.getClass())`` for Python's classes, asked in this order (a bool is an
-#: int too). Python has one int and one float class: they stand for INT64 and FLOAT64.
-_CLASS_TYPES: tuple[tuple[type | tuple[type, ...], Type], ...] = (
-    (bool, Type.BOOLEAN),
-    (int, Type.INT64),
-    (float, Type.FLOAT64),
-    (str, Type.STRING),
-    ((bytes, bytearray, memoryview), Type.BYTES),
-    ((list, tuple), Type.ARRAY),
-    (dict, Type.MAP),
-    (Struct, Type.STRUCT),
-)
-
-
-def infer_type(value: Any) -> Type | None:
-    """The Connect type of a schemaless value, from its class (None when Connect's data API has none for it)."""
-    for classes, value_type in _CLASS_TYPES:
-        if isinstance(value, classes):
-            return value_type
-    return None
-
-
-def millis_of(value: Any) -> int | None:
-    """``java.util.Date.getTime()`` of a Connect Date, Time or Timestamp value (None if it is none of them)."""
-    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
-        return Timestamp.from_logical(Timestamp.SCHEMA, value)
-    if isinstance(value, _dt.date):
-        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
-    if isinstance(value, _dt.time):
-        return Time.from_logical(Time.SCHEMA, value)
-    return None
-
-
-_HEADER_CLASSES: dict[Type, tuple[type, ...]] = {
+#: ``ConnectSchema.SCHEMA_TYPE_CLASSES``: the classes a value of each type may have.
+_TYPE_CLASSES: dict[Type, tuple[type, ...]] = {
     Type.BYTES: (bytes, bytearray, memoryview),
     Type.STRING: (str,),
     Type.BOOLEAN: (bool,),
@@ -330,7 +298,7 @@ def checked_header(key: str, value: Any, schema: Schema | None) -> Header:
             if not schema.optional:
                 raise DataException(f"A null value requires an optional schema but was {schema_text(schema)}")
         else:
-            allowed = _HEADER_CLASSES[schema.type] + _HEADER_LOGICAL.get(schema.name or "", ())
+            allowed = _TYPE_CLASSES[schema.type] + _HEADER_LOGICAL.get(schema.name or "", ())
             ok = isinstance(value, allowed)
             if ok and isinstance(value, bool) and schema.type is not Type.BOOLEAN:
                 ok = False
@@ -341,3 +309,25 @@ def checked_header(key: str, value: Any, schema: Schema | None) -> Header:
     return Header(key, value, schema)
 
 
+#: The types ``ConnectSchema.schemaType`` answers for a class, asked in this order (a bool is an int
+#: too); Python has one int and one float class, which stand for INT64 and FLOAT64.
+_INFERRED_TYPES = (Type.BOOLEAN, Type.INT64, Type.FLOAT64, Type.STRING, Type.BYTES, Type.ARRAY, Type.MAP, Type.STRUCT)
+
+
+def infer_type(value: Any) -> Type | None:
+    """The Connect type of a schemaless value, from its class (None when Connect's data API has none for it)."""
+    for value_type in _INFERRED_TYPES:
+        if isinstance(value, _TYPE_CLASSES[value_type]):
+            return value_type
+    return None
+
+
+def millis_of(value: Any) -> int | None:
+    """``java.util.Date.getTime()`` of a Connect Date, Time or Timestamp value (None if it is none of them)."""
+    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
+        return Timestamp.from_logical(Timestamp.SCHEMA, value)
+    if isinstance(value, _dt.date):
+        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
+    if isinstance(value, _dt.time):
+        return Time.from_logical(Time.SCHEMA, value)
+    return None

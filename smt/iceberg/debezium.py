@@ -41,13 +41,13 @@ DB_PLACEHOLDER = "{db}"
 TABLE_PLACEHOLDER = "{table}"
 
 
+#: Debezium's ``op`` codes that are not inserts (``c``, ``r`` and anything else are).
+_OPERATIONS = {"u": OP_UPDATE, "d": OP_DELETE}
+
+
 def map_operation(op: str) -> str:
     """Debezium ``u`` -> ``U``, ``d`` -> ``D``; ``c``, ``r`` and anything else -> ``I``."""
-    if op == "u":
-        return OP_UPDATE
-    if op == "d":
-        return OP_DELETE
-    return OP_INSERT
+    return _OPERATIONS.get(op, OP_INSERT)
 
 
 class DebeziumTransform(ValueSide, StructOrMapTransformation):

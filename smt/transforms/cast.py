@@ -34,17 +34,10 @@ from connector.api.java.numbers import (
     wrap_int,
 )
 from connector.api.java.strings import class_name, java_split
-from connector.api.logical import MILLIS_PER_DAY, Date, Time, Timestamp, logical_type_of
+from connector.api.logical import LOGICAL_TYPES, MILLIS_PER_DAY, Date, Time, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
-from connector.api.schema import (
-    DATE_LOGICAL_NAME,
-    TIME_LOGICAL_NAME,
-    TIMESTAMP_LOGICAL_NAME,
-    Schema,
-    SchemaBuilder,
-    Type,
-)
+from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 from smt.base import (
     KeySide,
@@ -220,13 +213,9 @@ def _cast_to_string(value: Any, source_type: Type | None) -> str:
 
 
 def _encode_logical(schema: Schema, value: Any) -> Any:
-    if schema.name == DATE_LOGICAL_NAME:
-        return Date.from_logical(schema, value)
-    if schema.name == TIME_LOGICAL_NAME:
-        return Time.from_logical(schema, value)
-    if schema.name == TIMESTAMP_LOGICAL_NAME:
-        return Timestamp.from_logical(schema, value)
-    return value
+    """A Date, Time or Timestamp value (so named by its schema) as its number; any other value as it is."""
+    logical = LOGICAL_TYPES.get(schema.name or "")
+    return logical.from_logical(schema, value) if logical in (Date, Time, Timestamp) else value
 
 
 def cast_value_to_type(schema: Schema | None, value: Any, target: Type) -> Any:

@@ -1,9 +1,14 @@
 """What Kafka's ``connect/transforms`` leans on, for the SMTs and predicates.
 
-* ``Transformation`` / ``Predicate`` bases and the ``KeySide`` / ``ValueSide``
-  mixins that the ``$Key`` / ``$Value`` variants use to choose a side;
+* ``Transformation`` / ``Predicate`` bases (their config handling is
+  ``Configurable``) and the ``KeySide`` / ``ValueSide`` mixins that the
+  ``$Key`` / ``$Value`` variants use to choose a side;
+* ``StructOrMapTransformation``: the choice between the form for a value with a
+  schema and the schemaless one, as Kafka's SMTs make it;
 * ``SchemaUtil.copySchemaBasics``, the ``Requirements`` helpers, header schema
-  checks (``ConnectHeaders``), ``replace.null.with.default``.
+  checks (``ConnectHeaders``), ``replace.null.with.default``, a schemaless
+  value's type (``ConnectSchema.schemaType``) and a temporal value's
+  ``java.util.Date`` millis.
 
 Config declaration is ``connector.api.config_def``; field paths are
 ``smt.field_path``; Java text, date formats and regexes are ``connector.api.java``.
@@ -15,12 +20,13 @@ from __future__ import annotations
 import abc
 import datetime as _dt
 import decimal as _decimal
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.strings import class_name
+from connector.api.logical import MILLIS_PER_DAY, Date, Time, Timestamp
 from connector.api.record import Header, SinkRecord
 from connector.api.schema import (
     DATE_LOGICAL_NAME,
@@ -39,12 +45,11 @@ from connector.api.struct import Struct
 # ======================================================================================
 
 
-class Transformation(abc.ABC):
-    """A single message transform (``org.apache.kafka.connect.transforms.Transformation``).
+class Configurable:
+    """What transformations and predicates share (Kafka's ``Configurable``, ``Closeable``).
 
     Subclasses declare ``CONFIG_DEF``; :meth:`configure` parses the config once
-    against it and hands the typed values to :meth:`_configure`. ``apply``
-    returns the transformed record, or None to drop it.
+    against it and hands the typed values to :meth:`_configure`.
     """
 
     CONFIG_DEF: ConfigDef = ConfigDef()
@@ -58,37 +63,30 @@ class Transformation(abc.ABC):
     def _configure(self, config: dict[str, Any]) -> None:  # noqa: B027 - optional hook
         """Set up from the parsed config (override)."""
 
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (override)."""
+
+
+class Transformation(Configurable, abc.ABC):
+    """A single message transform (``org.apache.kafka.connect.transforms.Transformation``).
+
+    ``apply`` returns the transformed record, or None to drop it.
+    """
+
     @abc.abstractmethod
     def apply(self, record: SinkRecord) -> SinkRecord | None:
         """Transform one record; None drops it."""
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources (override)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__module__}:{type(self).__qualname__}"
 
 
-class Predicate(abc.ABC):
+class Predicate(Configurable, abc.ABC):
     """A condition on records (``org.apache.kafka.connect.transforms.predicates.Predicate``)."""
-
-    CONFIG_DEF: ConfigDef = ConfigDef()
-
-    def config(self) -> ConfigDef:
-        return self.CONFIG_DEF
-
-    def configure(self, config: Mapping[str, Any] | None) -> None:
-        self._configure(self.config().parse(config))
-
-    def _configure(self, config: dict[str, Any]) -> None:  # noqa: B027 - optional hook
-        """Set up from the parsed config (override)."""
 
     @abc.abstractmethod
     def test(self, record: SinkRecord) -> bool:
         """Whether the record matches."""
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources (override)."""
 
 
 class SidedTransformation(Transformation):
@@ -144,8 +142,35 @@ class ValueSide:
                                  None if headers is None else tuple(headers))
 
 
+class StructOrMapTransformation(SidedTransformation):
+    """A sided SMT with a form for values with a schema and one for schemaless values, chosen as Kafka's SMTs do.
+
+    A null key/value is returned unchanged before either form looks at it; an SMT
+    whose forms take a null too (MaskField, TimestampConverter) sets ``PASSES_NULL``
+    to False. The Iceberg sink's transforms, which work on the value only, mix in
+    :class:`ValueSide` alone.
+    """
+
+    PASSES_NULL: ClassVar[bool] = True
+
+    def apply(self, record: SinkRecord) -> SinkRecord | None:
+        if self.PASSES_NULL and self.operating_value(record) is None:
+            return record
+        if self.operating_schema(record) is None:
+            return self.apply_schemaless(record)
+        return self.apply_with_schema(record)
+
+    @abc.abstractmethod
+    def apply_schemaless(self, record: SinkRecord) -> SinkRecord | None:
+        """The record whose key/value has no schema (a Map, usually); None drops it."""
+
+    @abc.abstractmethod
+    def apply_with_schema(self, record: SinkRecord) -> SinkRecord | None:
+        """The record whose key/value has a schema (a Struct, usually); None drops it."""
+
+
 # ======================================================================================
-# SchemaUtil, Requirements, caching, headers
+# SchemaUtil, Requirements, caching, headers, the types of values
 # ======================================================================================
 
 
@@ -169,6 +194,25 @@ def copy_schema_basics(source: Schema, builder: SchemaBuilder | None = None) -> 
     if source.parameters is not None:
         builder.parameters(source.parameters)
     return builder
+
+
+def struct_builder_with_fields(schema: Schema) -> SchemaBuilder:
+    """A STRUCT builder with ``schema``'s basics and fields, for an SMT to add its new fields to."""
+    builder = copy_schema_basics(schema, SchemaBuilder.struct())
+    for field in schema.fields():
+        builder.field(field.name, field.schema)
+    return builder
+
+
+def struct_with_fields_of(value: Struct, schema: Schema, with_default: bool = True) -> Struct:
+    """A Struct of ``schema`` (``value``'s fields and new ones) holding ``value``'s fields, to put the new ones in.
+
+    ``with_default``: read the fields with ``Struct.get`` (a null becomes the field's default).
+    """
+    updated = Struct(schema)
+    for field in value.schema.fields():
+        updated.put(field.name, field_value(value, field, with_default))
+    return updated
 
 
 def require_schema(schema: Schema | None, purpose: str) -> Schema:
@@ -228,7 +272,8 @@ def schema_text(schema: Schema) -> str:
     return f"Schema{{{schema.name}:{schema.type.name}}}" if schema.name else f"Schema{{{schema.type.name}}}"
 
 
-_HEADER_CLASSES: dict[Type, tuple[type, ...]] = {
+#: ``ConnectSchema.SCHEMA_TYPE_CLASSES``: the classes a value of each type may have.
+_TYPE_CLASSES: dict[Type, tuple[type, ...]] = {
     Type.BYTES: (bytes, bytearray, memoryview),
     Type.STRING: (str,),
     Type.BOOLEAN: (bool,),
@@ -253,7 +298,7 @@ def checked_header(key: str, value: Any, schema: Schema | None) -> Header:
             if not schema.optional:
                 raise DataException(f"A null value requires an optional schema but was {schema_text(schema)}")
         else:
-            allowed = _HEADER_CLASSES[schema.type] + _HEADER_LOGICAL.get(schema.name or "", ())
+            allowed = _TYPE_CLASSES[schema.type] + _HEADER_LOGICAL.get(schema.name or "", ())
             ok = isinstance(value, allowed)
             if ok and isinstance(value, bool) and schema.type is not Type.BOOLEAN:
                 ok = False
@@ -264,3 +309,25 @@ def checked_header(key: str, value: Any, schema: Schema | None) -> Header:
     return Header(key, value, schema)
 
 
+#: The types ``ConnectSchema.schemaType`` answers for a class, asked in this order (a bool is an int
+#: too); Python has one int and one float class, which stand for INT64 and FLOAT64.
+_INFERRED_TYPES = (Type.BOOLEAN, Type.INT64, Type.FLOAT64, Type.STRING, Type.BYTES, Type.ARRAY, Type.MAP, Type.STRUCT)
+
+
+def infer_type(value: Any) -> Type | None:
+    """The Connect type of a schemaless value, from its class (None when Connect's data API has none for it)."""
+    for value_type in _INFERRED_TYPES:
+        if isinstance(value, _TYPE_CLASSES[value_type]):
+            return value_type
+    return None
+
+
+def millis_of(value: Any) -> int | None:
+    """``java.util.Date.getTime()`` of a Connect Date, Time or Timestamp value (None if it is none of them)."""
+    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
+        return Timestamp.from_logical(Timestamp.SCHEMA, value)
+    if isinstance(value, _dt.date):
+        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
+    if isinstance(value, _dt.time):
+        return Time.from_logical(Time.SCHEMA, value)
+    return None

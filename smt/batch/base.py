@@ -9,7 +9,7 @@ for the whole batch, which then raises the SMT's own error with the failing
 record's coordinates.
 
 Batch forms are registered for exact classes (a user's subclass may override
-``apply``): :func:`batch_form` returns None for anything else.
+``apply``): a :class:`FormRegistry` answers None for anything else.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable
 
+from smt.batch.kernels import has_values
 from smt.batch.view import RecordBatchView
-
-_REGISTRY: dict[type, Callable[[Any], "BatchTransform | None"]] = {}
 
 
 class BatchTransform(abc.ABC):
@@ -36,20 +35,44 @@ class BatchTransform(abc.ABC):
         return f"{type(self).__name__}({self.transformation!r})"
 
 
-def register(*classes: type) -> Callable[[type], type]:
-    """Register a :class:`BatchTransform` subclass (or factory) for exact transformation classes."""
+class NullPassingForm(BatchTransform):
+    """The form of an SMT that returns a record with a null key/value unchanged (``PASSES_NULL``, in effect).
 
-    def decorate(factory: type) -> type:
-        for cls in classes:
-            _REGISTRY[cls] = factory
-        return factory
+    A batch whose values are all null is returned as it is; any other goes to :meth:`apply_to_values`.
+    """
 
-    return decorate
+    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+        if not has_values(view.value.array):
+            return view  # every value is null: the records are unchanged
+        return self.apply_to_values(view)
+
+    @abc.abstractmethod
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
+        """The transformation of a batch with a value that is not null."""
 
 
-def batch_form(transformation: Any) -> BatchTransform | None:
-    """The batch form of a configured transformation, or None when it has none (for this config)."""
-    factory = _REGISTRY.get(type(transformation))
-    if factory is None:
-        return None
-    return factory(transformation)
+class FormRegistry:
+    """Batch forms by the exact class of the transformation they follow."""
+
+    def __init__(self) -> None:
+        self._factories: dict[type, Callable[[Any], BatchTransform | None]] = {}
+
+    def register(self, *classes: type) -> Callable[[type], type]:
+        """Register a :class:`BatchTransform` subclass (or factory) for exact transformation classes."""
+
+        def decorate(factory: type) -> type:
+            for cls in classes:
+                self._factories[cls] = factory
+            return factory
+
+        return decorate
+
+    def form_of(self, transformation: Any) -> BatchTransform | None:
+        """The form of a configured transformation, or None when it has none (for this config)."""
+        factory = self._factories.get(type(transformation))
+        return None if factory is None else factory(transformation)
+
+
+#: The forms for schemaless values (Connect Maps); the typed ones are ``smt.batch.typed_rules.TYPED_FORMS``.
+SCHEMALESS_FORMS = FormRegistry()
+register = SCHEMALESS_FORMS.register

@@ -1,8 +1,4 @@
-"""Cast$Value column-wise: whole columns cast as Connect's Values.convertTo* casts one value, Maps and Structs.
-
-Both forms follow
-``smt.transforms.cast`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""Cast$Value column-wise: whole columns cast as Connect's Values.convertTo* casts one value, Maps and Structs."""
 
 from __future__ import annotations
 
@@ -15,8 +11,8 @@ import pyarrow.compute as pc
 from connector.api.declined import Declined
 from connector.api.errors import DataException
 from connector.api.logical import MILLIS_PER_DAY, Date, Time, Timestamp, logical_type_of
-from connector.api.schema import Schema, Type
-from smt.batch.base import BatchTransform, register
+from connector.api.schema import Field, Schema, Type
+from smt.batch.base import NullPassingForm, register
 from smt.batch.kernels import (
     BOOL,
     EXACT_DOUBLE,
@@ -30,19 +26,9 @@ from smt.batch.kernels import (
     map_distinct,
     max_abs,
 )
-from smt.batch.typed_rules import (
-    check_nulls_keep_schema,
-    null_mask,
-    plain,
-    register_typed,
-    schema_of,
-    struct_fields,
-    typed_view,
-)
+from smt.batch.typed_rules import check_nulls_keep_schema, fields_converted, plain, register_typed, schema_of
 from smt.batch.view import ALL, RecordBatchView, Values
-from smt.transforms import (
-    cast,
-)
+from smt.transforms import cast
 
 _BITS = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
 
@@ -55,11 +41,9 @@ _OUT_TYPES = {Type.FLOAT32: pa.float32(), Type.FLOAT64: pa.float64(), Type.BOOLE
 
 
 @register(cast.Value)
-class CastBatch(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+class CastBatch(NullPassingForm):
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
-        if not has_values(view.value.array):
-            return view
         if smt.whole_value_cast_type is not None:
             if view.value.is_map:
                 raise Declined("Cast of a whole map fails")
@@ -152,12 +136,12 @@ TYPED_OUT = {
 
 
 @register_typed(cast.Value)
-class CastTyped(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+class CastTyped(NullPassingForm):
+    """Structs' fields, or whole values, cast; a record with a null value is returned unchanged, schema and all."""
+
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
         values = view.value
-        if not has_values(values.array):
-            return view  # Cast returns a record with a null value unchanged, schema and all
         if values.schema is None:
             raise Declined("Cast: values without a schema")
         updated = schema_of(smt.updated_schema, values.schema, "casting the schema")
@@ -165,11 +149,11 @@ class CastTyped(BatchTransform):
         if smt.whole_value_cast_type is not None:
             array = cast_typed(values.array, values.schema, smt.whole_value_cast_type)
             return view.with_value(Values(array, schema=updated))
-        schema, columns = struct_fields(values, cast.PURPOSE, with_defaults=smt.replace_null_with_default)
-        arrays = [columns[f.name] if f.name not in smt.casts else cast_typed(columns[f.name], f.schema,
-                                                                             smt.casts[f.name])
-                  for f in schema.fields()]
-        return typed_view(view, updated, list(columns), arrays, null_mask(values.array))
+        return fields_converted(view, updated, cast.PURPOSE, smt.replace_null_with_default, self._cast_field)
+
+    def _cast_field(self, field: Field, column: pa.Array) -> pa.Array:
+        target = self.transformation.casts.get(field.name)
+        return column if target is None else cast_typed(column, field.schema, target)
 
 
 def cast_typed(array: pa.Array, schema: Schema, target: Type) -> pa.Array:

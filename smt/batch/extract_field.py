@@ -1,8 +1,4 @@
-"""ExtractField$Value column-wise: one field's column taken out of Maps or Structs (a dotted path too).
-
-Both forms follow
-``smt.transforms.extract_field`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""ExtractField$Value column-wise: one field's column taken out of Maps or Structs (a dotted path too)."""
 
 from __future__ import annotations
 
@@ -10,29 +6,18 @@ import pyarrow as pa
 
 from connector.api.declined import Declined
 from connector.api.schema import Schema, Type
-from smt.batch.base import BatchTransform, register
+from smt.batch.base import BatchTransform, NullPassingForm, register
 from smt.batch.flatten import field_names
-from smt.batch.kernels import (
-    MAP,
-    has_values,
-    kind,
-)
-from smt.batch.typed_rules import (
-    register_typed,
-    struct_fields,
-)
+from smt.batch.kernels import MAP, has_values, kind
+from smt.batch.typed_rules import register_typed, struct_fields
 from smt.batch.view import ALL, RecordBatchView, Values
-from smt.transforms import (
-    extract_field,
-)
+from smt.transforms import extract_field
 
 
 @register(extract_field.Value)
-class ExtractFieldBatch(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+class ExtractFieldBatch(NullPassingForm):
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
         value = view.value
-        if not has_values(value.array):
-            return view
         if not value.is_map:
             raise Declined("ExtractField of a non-map value fails")
         steps = self.transformation.field_path.steps

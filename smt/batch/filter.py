@@ -1,8 +1,4 @@
-"""Filter: every record dropped, with or without a schema (kept only by a negated predicate).
-
-Both forms follow
-``smt.transforms.filter`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""Filter: every record dropped, with or without a schema (kept only by a negated predicate)."""
 
 from __future__ import annotations
 
@@ -10,9 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from smt.batch.base import BatchTransform, register
-from smt.batch.typed_rules import (
-    register_typed,
-)
+from smt.batch.typed_rules import register_typed
 from smt.batch.view import RecordBatchView
 from smt.transforms import filter as filter_smt
 

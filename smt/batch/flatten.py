@@ -1,8 +1,4 @@
-"""Flatten$Value column-wise: nested Maps and Structs flattened into dotted (delimiter-joined) columns.
-
-Both forms follow
-``smt.transforms.flatten`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""Flatten$Value column-wise: nested Maps and Structs flattened into dotted (delimiter-joined) columns."""
 
 from __future__ import annotations
 
@@ -11,37 +7,16 @@ import pyarrow.compute as pc
 
 from connector.api.declined import Declined
 from connector.api.schema import Schema, Type
-from smt.batch.base import BatchTransform, register
-from smt.batch.kernels import (
-    BOOL,
-    FLOAT,
-    INT,
-    LIST,
-    MAP,
-    NULL,
-    STRING,
-    has_values,
-    kind,
-)
-from smt.batch.typed_rules import (
-    check_nulls_keep_schema,
-    null_mask,
-    register_typed,
-    schema_of,
-    struct_fields,
-    typed_view,
-)
+from smt.batch.base import NullPassingForm, register
+from smt.batch.kernels import BOOL, FLOAT, INT, LIST, MAP, NULL, STRING, has_values, kind
+from smt.batch.typed_rules import StructRewrite, register_typed, struct_fields
 from smt.batch.view import MapFields, RecordBatchView, Values
-from smt.transforms import (
-    flatten,
-)
+from smt.transforms import flatten
 
 
 @register(flatten.Value)
-class FlattenBatch(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
-        if not has_values(view.value.array):
-            return view
+class FlattenBatch(NullPassingForm):
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
         fields = view.value.maps(flatten.PURPOSE)
         out: list[tuple[str, pa.Array, bool]] = []
         maps: list[tuple[str, pa.Array]] = []
@@ -84,17 +59,14 @@ def field_names(struct: pa.Array) -> list[str]:
 
 
 @register_typed(flatten.Value)
-class FlattenTyped(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
-        values = view.value
-        if not has_values(values.array):
-            return view  # Flatten returns a record with a null value unchanged
-        schema, columns = struct_fields(values, flatten.PURPOSE)
-        updated = schema_of(self.transformation.updated_schema, schema, "flattening the schema")
-        check_nulls_keep_schema(view, updated)
+class FlattenTyped(StructRewrite):
+    purpose = flatten.PURPOSE
+    building = "flattening the schema"
+
+    def new_columns(self, view: RecordBatchView, columns: dict[str, pa.Array], updated: Schema) -> list[pa.Array]:
         leaves: list[pa.Array] = []
-        _leaves(schema, columns, leaves)
-        return typed_view(view, updated, [f.name for f in updated.fields()], leaves, null_mask(values.array))
+        _leaves(view.value.schema, columns, leaves)
+        return leaves
 
 
 def _leaves(schema: Schema, columns: dict[str, pa.Array], out: list[pa.Array]) -> None:

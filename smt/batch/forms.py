@@ -1,5 +1,7 @@
 """Where a chain finds an SMT's column-wise forms: every SMT module of ``smt.batch`` registers its own when imported.
 
+Each such module is named as the module of ``smt.transforms`` it follows and holds its form for Maps, its
+form for Structs or both; each form declines (a named reason) what it cannot do exactly as that module does.
 The forms are registered for exact classes (a user's subclass may override ``apply``): for anything else
 both lookups answer None.
 """
@@ -20,16 +22,15 @@ import smt.batch.replace_field
 import smt.batch.set_schema_metadata
 import smt.batch.timestamp_converter
 import smt.batch.timestamp_router  # noqa: F401 - registered on import
-from smt.batch.base import BatchTransform
-from smt.batch.base import batch_form as _schemaless_form
-from smt.batch.typed_rules import lookup
+from smt.batch.base import SCHEMALESS_FORMS, BatchTransform
+from smt.batch.typed_rules import TYPED_FORMS
 
 
 def batch_form(transformation: Any) -> BatchTransform | None:
     """The form of a configured transformation for schemaless views, or None when it has none (for this config)."""
-    return _schemaless_form(transformation)
+    return SCHEMALESS_FORMS.form_of(transformation)
 
 
 def typed_batch_form(transformation: Any) -> BatchTransform | None:
     """The form of a configured transformation for typed views (exact class only), or None."""
-    return lookup(transformation)
+    return TYPED_FORMS.form_of(transformation)

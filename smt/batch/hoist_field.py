@@ -1,22 +1,12 @@
-"""HoistField$Value column-wise: each value wrapped in a one-field Map or Struct.
-
-Both forms follow
-``smt.transforms.hoist_field`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""HoistField$Value column-wise: each value wrapped in a one-field Map or Struct."""
 
 from __future__ import annotations
 
 from connector.api.declined import Declined
 from smt.batch.base import BatchTransform, register
-from smt.batch.typed_rules import (
-    register_typed,
-    schema_of,
-    typed_view,
-)
+from smt.batch.typed_rules import register_typed, schema_of, typed_view
 from smt.batch.view import RecordBatchView, Values, make_struct
-from smt.transforms import (
-    hoist_field,
-)
+from smt.transforms import hoist_field
 
 
 @register(hoist_field.Value)

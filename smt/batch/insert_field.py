@@ -1,8 +1,5 @@
 """InsertField$Value column-wise: the new fields (static values, topic, partition, offset, timestamp) added to
 every row of Maps or of Structs at once.
-
-Both forms follow
-``smt.transforms.insert_field`` and decline (a named reason) what they cannot do exactly as it does.
 """
 
 from __future__ import annotations
@@ -11,33 +8,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.declined import Declined
-from smt.batch.base import BatchTransform, register
-from smt.batch.kernels import (
-    INT,
-    has_values,
-    int64_values,
-    kind,
-)
-from smt.batch.typed_rules import (
-    check_nulls_keep_schema,
-    null_mask,
-    register_typed,
-    schema_of,
-    struct_fields,
-    typed_view,
-)
+from connector.api.schema import Schema
+from smt.batch.base import NullPassingForm, register
+from smt.batch.kernels import INT, has_values, int64_values, kind
+from smt.batch.typed_rules import StructRewrite, register_typed
 from smt.batch.view import RecordBatchView, constant
-from smt.transforms import (
-    insert_field,
-)
+from smt.transforms import insert_field
 
 
 @register(insert_field.Value)
-class InsertFieldBatch(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+class InsertFieldBatch(NullPassingForm):
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
-        if not has_values(view.value.array):
-            return view  # every value is null: records unchanged
         fields = view.value.maps(insert_field.PURPOSE)
         n = view.num_rows
         if smt.topic_field is not None:
@@ -64,20 +46,16 @@ def _coalesce(new: pa.Array, old: pa.Array | None) -> pa.Array:
 
 
 @register_typed(insert_field.Value)
-class InsertFieldTyped(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
-        smt = self.transformation
-        if not has_values(view.value.array):
-            return view  # every value is null: the records are unchanged
-        schema, columns = struct_fields(view.value, insert_field.PURPOSE)
-        updated = schema_of(smt.updated_schema, schema, "inserting fields")
-        check_nulls_keep_schema(view, updated)
+class InsertFieldTyped(StructRewrite):
+    purpose = insert_field.PURPOSE
+    building = "inserting fields"
+
+    def new_columns(self, view: RecordBatchView, columns: dict[str, pa.Array], updated: Schema) -> list[pa.Array]:
         inserted = self._inserted(view)
-        arrays = [columns[f.name] if f.name in columns else inserted[f.name] for f in updated.fields()]
         for field in updated.fields():
             if not field.schema.optional and field.name in inserted and inserted[field.name].null_count:
                 raise Declined(f"a null for required inserted field {field.name}")
-        return typed_view(view, updated, [f.name for f in updated.fields()], arrays, null_mask(view.value.array))
+        return [columns[f.name] if f.name in columns else inserted[f.name] for f in updated.fields()]
 
     def _inserted(self, view: RecordBatchView) -> dict[str, pa.Array]:
         """The inserted fields' columns, in the representation of their schemas (Timestamp as millis)."""

@@ -22,30 +22,27 @@ EXACT_DOUBLE = 2.0**53
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 
 
+#: Each kind and the Arrow types that hold it (in a schemaless view, Maps are structs).
+_KINDS: tuple[tuple[str, Callable[[pa.DataType], bool]], ...] = (
+    (NULL, pa.types.is_null),
+    (BOOL, pa.types.is_boolean),
+    (INT, pa.types.is_integer),
+    (FLOAT, pa.types.is_floating),
+    (STRING, lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)),
+    (LIST, lambda t: pa.types.is_list(t) or pa.types.is_large_list(t)),
+    (MAP, pa.types.is_struct),
+    (DATE, pa.types.is_date32),
+    (TIME, pa.types.is_time32),
+    (TIMESTAMP, pa.types.is_timestamp),
+)
+
+
 def kind(array: pa.Array) -> str:
     """The Python kind of the array's values (per-record: their ``type``)."""
-    t = array.type
-    if pa.types.is_null(t):
-        return NULL
-    if pa.types.is_boolean(t):
-        return BOOL
-    if pa.types.is_integer(t):
-        return INT
-    if pa.types.is_floating(t):
-        return FLOAT
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return STRING
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return LIST
-    if pa.types.is_struct(t):
-        return MAP
-    if pa.types.is_date32(t):
-        return DATE
-    if pa.types.is_time32(t):
-        return TIME
-    if pa.types.is_timestamp(t):
-        return TIMESTAMP
-    raise Declined(f"values of Arrow type {t}")
+    for name, holds in _KINDS:
+        if holds(array.type):
+            return name
+    raise Declined(f"values of Arrow type {array.type}")
 
 
 def has_values(array: pa.Array) -> bool:

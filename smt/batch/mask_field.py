@@ -1,8 +1,4 @@
-"""MaskField$Value column-wise: masked fields replaced by their type's zero or the configured replacement.
-
-Both forms follow
-``smt.transforms.mask_field`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""MaskField$Value column-wise: masked fields replaced by their type's zero or the configured replacement."""
 
 from __future__ import annotations
 
@@ -34,15 +30,9 @@ from smt.batch.kernels import (
     kind,
     like,
 )
-from smt.batch.typed_rules import (
-    register_typed,
-    struct_fields,
-    typed_view,
-)
+from smt.batch.typed_rules import register_typed, struct_fields, typed_view
 from smt.batch.view import RecordBatchView, make_struct
-from smt.transforms import (
-    mask_field,
-)
+from smt.transforms import mask_field
 
 
 @register(mask_field.Value)

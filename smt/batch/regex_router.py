@@ -1,24 +1,14 @@
-"""RegexRouter: the topic column rewritten by the Java regex, once per distinct topic.
-
-Both forms follow
-``smt.transforms.regex_router`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""RegexRouter: the topic column rewritten by the Java regex, once per distinct topic."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
 from smt.batch.base import BatchTransform, register
-from smt.batch.kernels import (
-    map_distinct,
-)
-from smt.batch.typed_rules import (
-    register_typed,
-)
+from smt.batch.kernels import map_distinct
+from smt.batch.typed_rules import register_typed
 from smt.batch.view import RecordBatchView
-from smt.transforms import (
-    regex_router,
-)
+from smt.transforms import regex_router
 
 
 @register(regex_router.RegexRouter)

@@ -1,36 +1,21 @@
-"""ReplaceField$Value column-wise: fields kept, dropped and renamed by moving whole columns.
-
-Both forms follow
-``smt.transforms.replace_field`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""ReplaceField$Value column-wise: fields kept, dropped and renamed by moving whole columns."""
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from connector.api.declined import Declined
-from smt.batch.base import BatchTransform, register
-from smt.batch.kernels import (
-    has_values,
-)
-from smt.batch.typed_rules import (
-    check_nulls_keep_schema,
-    null_mask,
-    register_typed,
-    schema_of,
-    struct_fields,
-    typed_view,
-)
+from connector.api.schema import Schema
+from smt.batch.base import NullPassingForm, register
+from smt.batch.typed_rules import StructRewrite, register_typed
 from smt.batch.view import MapFields, RecordBatchView
-from smt.transforms import (
-    replace_field,
-)
+from smt.transforms import replace_field
 
 
 @register(replace_field.Value)
-class ReplaceFieldBatch(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+class ReplaceFieldBatch(NullPassingForm):
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
-        if not has_values(view.value.array):
-            return view
         fields = view.value.maps(replace_field.PURPOSE)
         kept = [(smt.renamed(name), array, name in fields.loose)
                 for name, array in zip(fields.names, fields.arrays) if smt.keeps(name)]
@@ -44,18 +29,13 @@ class ReplaceFieldBatch(BatchTransform):
 
 
 @register_typed(replace_field.Value)
-class ReplaceFieldTyped(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
-        smt = self.transformation
-        if not has_values(view.value.array):
-            return view
-        schema, columns = struct_fields(view.value, replace_field.PURPOSE)
-        updated = schema_of(smt.updated_schema, schema, "renaming fields")
-        check_nulls_keep_schema(view, updated)
-        names = [f.name for f in updated.fields()]
-        sources = [smt.reverse_renamed(name) for name in names]
+class ReplaceFieldTyped(StructRewrite):
+    purpose = replace_field.PURPOSE
+    building = "renaming fields"
+
+    def new_columns(self, view: RecordBatchView, columns: dict[str, pa.Array], updated: Schema) -> list[pa.Array]:
+        sources = [self.transformation.reverse_renamed(f.name) for f in updated.fields()]
         missing = [source for source in sources if source not in columns]
         if missing:  # a kept field that is the target of a rename from an absent field: Struct.get fails
             raise Declined(f"ReplaceField reads field {missing[0]}, which the schema lacks")
-        arrays = [columns[source] for source in sources]
-        return typed_view(view, updated, names, arrays, null_mask(view.value.array))
+        return [columns[source] for source in sources]

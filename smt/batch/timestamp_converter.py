@@ -1,8 +1,5 @@
 """TimestampConverter$Value column-wise: epoch numbers, Java-formatted strings and Connect logical types
 converted a column at a time, within the Java date range the per-record SMT accepts.
-
-Both forms follow
-``smt.transforms.timestamp_converter`` and decline (a named reason) what they cannot do exactly as it does.
 """
 
 from __future__ import annotations
@@ -16,8 +13,8 @@ from connector.api.declined import Declined
 from connector.api.errors import ConnectException, DataException
 from connector.api.java.dateformat import JavaDateFormat
 from connector.api.logical import MILLIS_PER_DAY
-from connector.api.schema import Schema
-from smt.batch.base import BatchTransform, register
+from connector.api.schema import Field, Schema
+from smt.batch.base import NullPassingForm, register
 from smt.batch.kernels import (
     DATE,
     INT,
@@ -33,18 +30,8 @@ from smt.batch.kernels import (
     map_distinct,
     max_abs,
 )
-from smt.batch.typed_rules import (
-    null_mask,
-    plain,
-    register_typed,
-    schema_of,
-    struct_fields,
-    typed_view,
-)
+from smt.batch.typed_rules import SchemaReadingForm, fields_converted, plain, register_typed, schema_of
 from smt.batch.view import RecordBatchView, Values
-from smt.transforms import (
-    timestamp_converter,
-)
 from smt.transforms import timestamp_converter as tc
 
 _MILLIS_MIN = -62135596800000  # 0001-01-01T00:00:00Z
@@ -57,25 +44,23 @@ _OUT_OF_RANGE = "timestamp out of the supported range (years 1-9999)"
 
 
 _TARGET_TYPES = {
-    timestamp_converter.TYPE_UNIX: pa.int64(),
-    timestamp_converter.TYPE_STRING: pa.string(),
-    timestamp_converter.TYPE_DATE: pa.date32(),
-    timestamp_converter.TYPE_TIME: pa.time32("ms"),
-    timestamp_converter.TYPE_TIMESTAMP: pa.timestamp("ms", tz="UTC"),
+    tc.TYPE_UNIX: pa.int64(),
+    tc.TYPE_STRING: pa.string(),
+    tc.TYPE_DATE: pa.date32(),
+    tc.TYPE_TIME: pa.time32("ms"),
+    tc.TYPE_TIMESTAMP: pa.timestamp("ms", tz="UTC"),
 }
 
 
-@register(timestamp_converter.Value)
-class TimestampConverterBatch(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+@register(tc.Value)
+class TimestampConverterBatch(NullPassingForm):
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
         smt = self.transformation
-        if not has_values(view.value.array):
-            return view
         if not smt.settings.field:
             if view.value.is_map:
                 raise Declined("TimestampConverter of a whole map fails")
             return view.with_value(Values(self.convert(view.value.array)))
-        fields = view.value.maps(timestamp_converter.PURPOSE)
+        fields = view.value.maps(tc.PURPOSE)
         array = fields.get(smt.settings.field)
         if array is None:
             return view.with_value(fields.values())  # the key gets a null value: the same as absent
@@ -87,8 +72,8 @@ class TimestampConverterBatch(BatchTransform):
         out_type = _TARGET_TYPES[settings.type]
         if not has_values(array):
             return pa.nulls(len(array), type=out_type)
-        millis = self._to_millis(array)
-        return self._from_millis(millis, settings)
+        # The typed representation of the target, cast to Arrow's own Date, Time and Timestamp types.
+        return _from_millis(self._to_millis(array), settings).cast(out_type)
 
     def _to_millis(self, array: pa.Array) -> pa.Array:
         settings = self.transformation.settings
@@ -105,30 +90,16 @@ class TimestampConverterBatch(BatchTransform):
             return array.cast(pa.int64())
         raise Declined(f"TimestampConverter of {k} values fails")
 
-    @staticmethod
-    def _from_millis(millis: pa.Array, settings: Any) -> pa.Array:
-        target = settings.type
-        if target == timestamp_converter.TYPE_UNIX:
-            return millis_to_unix(millis, settings.unix_precision)
-        if target == timestamp_converter.TYPE_STRING:
-            return format_millis(settings.format, millis)
-        if target == timestamp_converter.TYPE_TIME:
-            return millis_of_day(millis).cast(pa.time32("ms"))
-        check_date_range(millis)
-        if target == timestamp_converter.TYPE_DATE:
-            return floor_div(millis, MILLIS_PER_DAY).cast(pa.int32()).cast(pa.date32())
-        return millis.cast(pa.timestamp("ms", tz="UTC"))
-
 
 def unix_to_millis(values: pa.Array, precision: str) -> pa.Array:
     """Epoch millis of int64 unix timestamps of ``precision`` (``_unix_to_raw``)."""
-    if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
+    if precision == tc.UNIX_PRECISION_SECONDS:
         if max_abs(values) > LONG_MAX // 1000:
             raise Declined("seconds out of range")
         return pc.multiply(values, 1000)
-    if precision == timestamp_converter.UNIX_PRECISION_MICROS:
+    if precision == tc.UNIX_PRECISION_MICROS:
         return pc.divide(values, 1000)  # truncating division, as Java's
-    if precision == timestamp_converter.UNIX_PRECISION_NANOS:
+    if precision == tc.UNIX_PRECISION_NANOS:
         return pc.divide(values, 1_000_000)
     return values
 
@@ -143,10 +114,10 @@ def parse_millis(array: pa.Array, date_format: JavaDateFormat | None) -> pa.Arra
 
 def millis_to_unix(millis: pa.Array, precision: str) -> pa.Array:
     """Unix timestamps of ``precision`` (``_unix_to_type``); one that would saturate declines."""
-    if precision == timestamp_converter.UNIX_PRECISION_SECONDS:
+    if precision == tc.UNIX_PRECISION_SECONDS:
         return pc.divide(millis, 1000)
-    factor = {timestamp_converter.UNIX_PRECISION_MICROS: 1000,
-              timestamp_converter.UNIX_PRECISION_NANOS: 1_000_000}.get(precision)
+    factor = {tc.UNIX_PRECISION_MICROS: 1000,
+              tc.UNIX_PRECISION_NANOS: 1_000_000}.get(precision)
     if factor is None:
         return millis
     if max_abs(millis) > LONG_MAX // factor:
@@ -195,24 +166,22 @@ TYPED_OUT = {tc.TYPE_UNIX: pa.int64(), tc.TYPE_STRING: pa.string(), tc.TYPE_DATE
 
 
 @register_typed(tc.Value)
-class TimestampConverterTyped(BatchTransform):
-    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+class TimestampConverterTyped(SchemaReadingForm):
+    smt_name = "TimestampConverter"
+
+    def apply_with_schema(self, view: RecordBatchView, schema: Schema) -> RecordBatchView:
+        # A null with a schema is converted with it (the schema must be a timestamp type, or a Struct).
         smt = self.transformation
         values = view.value
-        # A null with a schema is converted with it (the schema must be a timestamp type, or a Struct).
-        if not view.carries_schema():
-            return view  # tombstones take the schemaless branch: they stay null
-        if values.schema is None:
-            raise Declined("TimestampConverter: values without a schema")
         if not smt.settings.field:
-            converted = self.convert(values.array, values.schema)
-            updated = tc.TRANSLATORS[smt.settings.type].type_schema(values.schema.optional)
+            converted = self.convert(values.array, schema)
+            updated = tc.TRANSLATORS[smt.settings.type].type_schema(schema.optional)
             return view.with_value(Values(converted, schema=updated))
-        schema, columns = struct_fields(values, tc.PURPOSE, with_defaults=smt.replace_null_with_default)
         updated = schema_of(smt.updated_schema, schema, "converting the schema")
-        arrays = [self.convert(columns[f.name], f.schema) if f.name == smt.settings.field else columns[f.name]
-                  for f in schema.fields()]
-        return typed_view(view, updated, list(columns), arrays, null_mask(values.array))
+        return fields_converted(view, updated, tc.PURPOSE, smt.replace_null_with_default, self._convert_field)
+
+    def _convert_field(self, field: Field, column: pa.Array) -> pa.Array:
+        return self.convert(column, field.schema) if field.name == self.transformation.settings.field else column
 
     def convert(self, array: pa.Array, schema: Schema) -> pa.Array:
         """``convert_timestamp(v, timestamp_type_from_schema(schema))`` of every value, typed."""

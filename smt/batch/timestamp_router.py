@@ -1,8 +1,4 @@
-"""TimestampRouter: the topic column rewritten with each record's timestamp, formatted as Java does.
-
-Both forms follow
-``smt.transforms.timestamp_router`` and decline (a named reason) what they cannot do exactly as it does.
-"""
+"""TimestampRouter: the topic column rewritten with each record's timestamp, formatted as Java does."""
 
 from __future__ import annotations
 
@@ -11,17 +7,11 @@ import pyarrow.compute as pc
 
 from connector.api.declined import Declined
 from smt.batch.base import BatchTransform, register
-from smt.batch.kernels import (
-    map_distinct,
-)
+from smt.batch.kernels import map_distinct
 from smt.batch.timestamp_converter import format_millis
-from smt.batch.typed_rules import (
-    register_typed,
-)
+from smt.batch.typed_rules import register_typed
 from smt.batch.view import RecordBatchView
-from smt.transforms import (
-    timestamp_router,
-)
+from smt.transforms import timestamp_router
 
 
 @register(timestamp_router.TimestampRouter)

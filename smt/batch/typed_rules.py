@@ -28,34 +28,21 @@ form; :mod:`smt.batch.forms` finds them all.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import abc
+from typing import Callable, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.declined import Declined
 from connector.api.errors import DataException, SchemaBuilderException
-from connector.api.schema import Schema, Type
-from smt.batch.base import BatchTransform
+from connector.api.schema import Field, Schema, Type
+from smt.batch.base import BatchTransform, FormRegistry, NullPassingForm
 from smt.batch.view import RecordBatchView, Values, make_struct
 
-REGISTRY: dict[type, Callable[[Any], BatchTransform]] = {}
-
-
-def register_typed(*classes: type) -> Callable[[type], type]:
-    """Register a typed form for exact transformation classes (a subclass may change ``apply``)."""
-
-    def decorate(factory: type) -> type:
-        for cls in classes:
-            REGISTRY[cls] = factory
-        return factory
-
-    return decorate
-
-
-def lookup(transformation: Any) -> BatchTransform | None:
-    factory = REGISTRY.get(type(transformation))
-    return None if factory is None else factory(transformation)
+#: The forms for typed views (Structs with a schema), by the exact class of the SMT they follow.
+TYPED_FORMS = FormRegistry()
+register_typed = TYPED_FORMS.register
 
 
 def struct_fields(values: Values, purpose: str, with_defaults: bool = True) -> tuple[Schema, dict[str, pa.Array]]:
@@ -109,6 +96,17 @@ def typed_view(view: RecordBatchView, schema: Schema, names: list[str], arrays: 
     return view.with_value(Values(struct, schema=schema))
 
 
+def fields_converted(view: RecordBatchView, updated: Schema, purpose: str, with_defaults: bool,
+                     convert: Callable[[Field, pa.Array], pa.Array]) -> RecordBatchView:
+    """``view`` with Structs of ``updated`` that have the old ones' fields, each column through ``convert``.
+
+    Cast and TimestampConverter: ``updated`` names the same fields in the same order, some of another type.
+    """
+    schema, columns = struct_fields(view.value, purpose, with_defaults)
+    arrays = [convert(field, columns[field.name]) for field in schema.fields()]
+    return typed_view(view, updated, list(columns), arrays, null_mask(view.value.array))
+
+
 def schema_of(build: Callable[[Schema], Schema], schema: Schema, what: str) -> Schema:
     """The SMT's own new schema for ``schema``; Declined where building it fails (as it does per record)."""
     try:
@@ -117,6 +115,53 @@ def schema_of(build: Callable[[Schema], Schema], schema: Schema, what: str) -> S
         raise Declined(f"{what} fails for the schema") from exc
     except DataException as exc:  # e.g. a default value the SMT cannot convert
         raise Declined(f"{what} fails for the schema ({type(exc).__name__})") from exc
+
+
+class StructRewrite(NullPassingForm):
+    """The typed form of an SMT that makes each Struct anew, of its new schema, from the old Struct's fields.
+
+    InsertField, ReplaceField and Flatten: as their ``apply_with_schema``, the new schema is the SMT's own
+    (:func:`schema_of`) and the new Structs are null where the old ones are; :meth:`new_columns` says what
+    each field holds.
+    """
+
+    #: The SMT's ``PURPOSE`` (as its errors name it), and what building its schema is, for a reason.
+    purpose: ClassVar[str]
+    building: ClassVar[str]
+
+    def apply_to_values(self, view: RecordBatchView) -> RecordBatchView:
+        schema, columns = struct_fields(view.value, self.purpose)
+        updated = schema_of(self.transformation.updated_schema, schema, self.building)
+        check_nulls_keep_schema(view, updated)
+        arrays = self.new_columns(view, columns, updated)
+        return typed_view(view, updated, [f.name for f in updated.fields()], arrays, null_mask(view.value.array))
+
+    @abc.abstractmethod
+    def new_columns(self, view: RecordBatchView, columns: dict[str, pa.Array], updated: Schema) -> list[pa.Array]:
+        """The columns of ``updated``'s fields, in order, from ``columns`` (those of the old Structs' fields)."""
+
+
+class SchemaReadingForm(BatchTransform):
+    """The typed form of an SMT that reads the schema of a null value too (TimestampConverter, SetSchemaMetadata).
+
+    Tombstones have none: they are returned unchanged, as the SMT's schemaless branch leaves them. Values
+    without a schema decline; the others go to :meth:`apply_with_schema`, nulls that keep a schema included.
+    """
+
+    #: The SMT's name, for the reason to decline.
+    smt_name: ClassVar[str]
+
+    def apply_batch(self, view: RecordBatchView) -> RecordBatchView:
+        if not view.carries_schema():
+            return view  # tombstones stay as they are
+        schema = view.value.schema
+        if schema is None:
+            raise Declined(f"{self.smt_name}: values without a schema")
+        return self.apply_with_schema(view, schema)
+
+    @abc.abstractmethod
+    def apply_with_schema(self, view: RecordBatchView, schema: Schema) -> RecordBatchView:
+        """The transformation of values that all have ``schema`` (or are nulls keeping it)."""
 
 
 def plain(array: pa.Array) -> pa.Array:

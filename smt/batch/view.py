@@ -43,6 +43,7 @@ column only accepts them where the kind cannot matter.
 from __future__ import annotations
 
 import datetime as _dt
+import enum
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -53,21 +54,16 @@ import pyarrow.compute as pc
 from connector.api.declined import Declined
 
 
-class _All:
-    """Marker in :attr:`Values.loose`: every part of the value may be loose."""
+class _Marker(enum.Enum):
+    """A marker in :attr:`Values.loose` (an enum member: one object, equal to no field name, pickled as itself)."""
 
-    _instance: "_All | None" = None
-
-    def __new__(cls) -> "_All":
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    ALL = "every part of the value may be loose"
 
     def __repr__(self) -> str:
-        return "ALL"
+        return self.name
 
 
-ALL: Any = _All()
+ALL: Any = _Marker.ALL
 
 
 @dataclass(frozen=True)

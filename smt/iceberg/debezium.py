@@ -19,7 +19,7 @@ from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.base import Transformation, copy_schema_basics, require_map, require_struct
+from smt.base import StructOrMapTransformation, ValueSide, require_map, require_struct, struct_builder_with_fields
 from smt.iceberg._util import (
     COL_CDC,
     COL_KEY,
@@ -41,16 +41,16 @@ DB_PLACEHOLDER = "{db}"
 TABLE_PLACEHOLDER = "{table}"
 
 
+#: Debezium's ``op`` codes that are not inserts (``c``, ``r`` and anything else are).
+_OPERATIONS = {"u": OP_UPDATE, "d": OP_DELETE}
+
+
 def map_operation(op: str) -> str:
     """Debezium ``u`` -> ``U``, ``d`` -> ``D``; ``c``, ``r`` and anything else -> ``I``."""
-    if op == "u":
-        return OP_UPDATE
-    if op == "d":
-        return OP_DELETE
-    return OP_INSERT
+    return _OPERATIONS.get(op, OP_INSERT)
 
 
-class DebeziumTransform(Transformation):
+class DebeziumTransform(ValueSide, StructOrMapTransformation):
     """Promote the Debezium row image to the top level and add ``_cdc`` metadata."""
 
     CONFIG_DEF = ConfigDef().define(
@@ -60,21 +60,14 @@ class DebeziumTransform(Transformation):
 
     def __init__(self) -> None:
         self.cdc_target_pattern: str | None = None
-        self._schema_cache: LRUCache[Any, Any] = LRUCache()
+        self._schema_cache: LRUCache[tuple[Schema, Schema | None], tuple[Schema, Schema]] = LRUCache()
 
     def _configure(self, config: dict) -> None:
         self.cdc_target_pattern = config[CDC_TARGET_PATTERN]
 
-    def apply(self, record: SinkRecord) -> SinkRecord | None:
-        if record.value is None:
-            return record
-        if record.value_schema is None:
-            return self._apply_schemaless(record)
-        return self._apply_with_schema(record)
-
     # --- with a schema -------------------------------------------------------------
 
-    def _apply_with_schema(self, record: SinkRecord) -> SinkRecord:
+    def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
         value = require_struct(record.value, "Debezium transform")
         op = map_operation(java_str(_required(struct_get(value, "op"), "op", record)))
 
@@ -101,33 +94,11 @@ class DebeziumTransform(Transformation):
         for field in payload_schema.fields():
             new_value.put(field.name, payload.get(field))
         new_value.put(COL_CDC, cdc)
-        return record.new_record(
-            record.topic, record.kafka_partition, record.key_schema, record.key,
-            new_schema, new_value, record.timestamp,
-        )
+        return self.new_record(record, new_schema, new_value)
 
     def _schemas(self, payload_schema: Schema, key_schema: Schema | None) -> tuple[Schema, Schema]:
-        cache_key = (payload_schema, key_schema)
-        cached = self._schema_cache.get(cache_key)
-        if cached is None:
-            builder = (
-                SchemaBuilder.struct()
-                .field(COL_OP, Schema.STRING_SCHEMA)
-                .field(COL_TS, Timestamp.SCHEMA)
-                .field(COL_OFFSET, Schema.OPTIONAL_INT64_SCHEMA)
-                .field(COL_SOURCE, Schema.STRING_SCHEMA)
-                .field(COL_TARGET, Schema.STRING_SCHEMA)
-            )
-            if key_schema is not None:
-                builder.field(COL_KEY, key_schema)
-            cdc_schema = builder.build()
-            value_builder = copy_schema_basics(payload_schema, SchemaBuilder.struct())
-            for field in payload_schema.fields():
-                value_builder.field(field.name, field.schema)
-            value_builder.field(COL_CDC, cdc_schema)
-            cached = (cdc_schema, value_builder.build())
-            self._schema_cache.put(cache_key, cached)
-        return cached
+        """(the ``_cdc`` schema, the new value schema), built once per payload and key schema."""
+        return self._schema_cache.get_or_compute((payload_schema, key_schema), _build_schemas)
 
     @staticmethod
     def _db_and_table_from_struct(source: Struct) -> tuple[str, str]:
@@ -145,7 +116,7 @@ class DebeziumTransform(Transformation):
 
     # --- schemaless ----------------------------------------------------------------
 
-    def _apply_schemaless(self, record: SinkRecord) -> SinkRecord | None:
+    def apply_schemaless(self, record: SinkRecord) -> SinkRecord | None:
         value = require_map(record.value, "Debezium transform")
         op = map_operation(java_str(_required(value.get("op"), "op", record)))
         payload = value.get("before" if op == OP_DELETE else "after")
@@ -168,15 +139,28 @@ class DebeziumTransform(Transformation):
 
         new_value = dict(payload)
         new_value[COL_CDC] = cdc
-        return record.new_record(
-            record.topic, record.kafka_partition, record.key_schema, record.key,
-            None, new_value, record.timestamp,
-        )
+        return self.new_record(record, None, new_value)
 
     def _target(self, db: str, table: str) -> str:
         if not self.cdc_target_pattern:
             return f"{db}.{table}"
         return self.cdc_target_pattern.replace(DB_PLACEHOLDER, db).replace(TABLE_PLACEHOLDER, table)
+
+
+def _build_schemas(schemas: tuple[Schema, Schema | None]) -> tuple[Schema, Schema]:
+    payload_schema, key_schema = schemas
+    builder = (
+        SchemaBuilder.struct()
+        .field(COL_OP, Schema.STRING_SCHEMA)
+        .field(COL_TS, Timestamp.SCHEMA)
+        .field(COL_OFFSET, Schema.OPTIONAL_INT64_SCHEMA)
+        .field(COL_SOURCE, Schema.STRING_SCHEMA)
+        .field(COL_TARGET, Schema.STRING_SCHEMA)
+    )
+    if key_schema is not None:
+        builder.field(COL_KEY, key_schema)
+    cdc_schema = builder.build()
+    return cdc_schema, struct_builder_with_fields(payload_schema).field(COL_CDC, cdc_schema).build()
 
 
 def _required(value: Any, name: str, record: SinkRecord) -> Any:

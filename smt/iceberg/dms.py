@@ -28,13 +28,13 @@ from smt.iceberg._util import (
 LOG = logging.getLogger(__name__)
 
 
+#: DMS operations that are not inserts (``insert``, ``load`` and the rest are).
+_OPERATIONS = {"update": OP_UPDATE, "delete": OP_DELETE}
+
+
 def map_operation(operation: str) -> str:
     """DMS ``update`` -> ``U``, ``delete`` -> ``D``; ``insert``, ``load`` and the rest -> ``I``."""
-    if operation == "update":
-        return OP_UPDATE
-    if operation == "delete":
-        return OP_DELETE
-    return OP_INSERT
+    return _OPERATIONS.get(operation, OP_INSERT)
 
 
 class DmsTransform(Transformation):

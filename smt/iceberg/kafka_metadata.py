@@ -16,7 +16,14 @@ from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
-from smt.base import Transformation, copy_schema_basics, require_map, require_struct
+from smt.base import (
+    StructOrMapTransformation,
+    ValueSide,
+    require_map,
+    require_schema,
+    require_struct,
+    struct_builder_with_fields,
+)
 
 FIELD_NAME = "field_name"
 NESTED = "nested"
@@ -54,7 +61,7 @@ def _metadata_values(record: SinkRecord, namer: Callable[[str], str], external: 
     return values
 
 
-class KafkaMetadataTransform(Transformation):
+class KafkaMetadataTransform(ValueSide, StructOrMapTransformation):
     """Append Kafka coordinates to a Struct (with schema) or a Map (schemaless) value."""
 
     CONFIG_DEF = (
@@ -98,16 +105,10 @@ class KafkaMetadataTransform(Transformation):
             self._nested_schema = builder.build()
         self._schema_cache = LRUCache()
 
-    def apply(self, record: SinkRecord) -> SinkRecord:
-        if record.value is None:
-            return record
-        if record.value_schema is None:
-            return self._apply_schemaless(record)
-        return self._apply_with_schema(record, record.value_schema)
-
-    def _apply_with_schema(self, record: SinkRecord, schema: Schema) -> SinkRecord:
+    def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
         value = require_struct(record.value, "KafkaMetadataTransform")
-        new_schema = self._updated_schema(schema)
+        schema = require_schema(record.value_schema, "KafkaMetadataTransform")
+        new_schema = self._schema_cache.get_or_compute(schema, self._updated_schema)
         new_value = Struct(new_schema)
         for field in schema.fields():
             new_value.put(field.name, value.get(field))
@@ -120,28 +121,18 @@ class KafkaMetadataTransform(Transformation):
         else:
             for name, item in metadata.items():
                 new_value.put(name, item)
-        return record.new_record(
-            record.topic, record.kafka_partition, record.key_schema, record.key,
-            new_schema, new_value, record.timestamp, record.headers,
-        )
+        return self.new_record(record, new_schema, new_value)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        cached = self._schema_cache.get(schema)
-        if cached is not None:
-            return cached
-        builder = copy_schema_basics(schema, SchemaBuilder.struct())
-        for field in schema.fields():
-            builder.field(field.name, field.schema)
+        builder = struct_builder_with_fields(schema)
         if self._nested_schema is not None:
             builder.field(self.field_name, self._nested_schema)
         else:
             for name, field_schema in _metadata_schema_fields(self._namer, self._external):
                 builder.field(name, field_schema)
-        new_schema = builder.build()
-        self._schema_cache.put(schema, new_schema)
-        return new_schema
+        return builder.build()
 
-    def _apply_schemaless(self, record: SinkRecord) -> SinkRecord:
+    def apply_schemaless(self, record: SinkRecord) -> SinkRecord:
         value = require_map(record.value, "KafkaMetadata transform")
         new_value = dict(value)
         metadata = _metadata_values(record, self._namer, self._external)
@@ -149,7 +140,4 @@ class KafkaMetadataTransform(Transformation):
             new_value[self.field_name] = metadata
         else:
             new_value.update(metadata)
-        return record.new_record(
-            record.topic, record.kafka_partition, record.key_schema, record.key,
-            None, new_value, record.timestamp, record.headers,
-        )
+        return self.new_record(record, None, new_value)

@@ -14,13 +14,11 @@ formats are used.
 from __future__ import annotations
 
 import base64
-import datetime as _dt
 import decimal as _decimal
 from typing import Any
 
 from connector.api.config_def import ConfigDef, ConfigType, lambda_validator
 from connector.api.errors import ConfigException, DataException
-from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.dateformat import JavaDateFormat
 from connector.api.java.numbers import (
     NumberFormatError,
@@ -36,24 +34,19 @@ from connector.api.java.numbers import (
     wrap_int,
 )
 from connector.api.java.strings import class_name, java_split
-from connector.api.logical import Date, Time, Timestamp, logical_type_of
+from connector.api.logical import LOGICAL_TYPES, MILLIS_PER_DAY, Date, Time, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
-from connector.api.schema import (
-    DATE_LOGICAL_NAME,
-    TIME_LOGICAL_NAME,
-    TIMESTAMP_LOGICAL_NAME,
-    Schema,
-    SchemaBuilder,
-    Type,
-)
+from connector.api.schema import Schema, SchemaBuilder, Type
 from connector.api.struct import Struct
 from smt.base import (
     KeySide,
-    SidedTransformation,
+    StructOrMapTransformation,
     ValueSide,
     copy_schema_basics,
     field_value,
+    infer_type,
+    millis_of,
     replace_null_with_default,
     require_map,
     require_schema,
@@ -64,14 +57,8 @@ SPEC_CONFIG = "spec"
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 PURPOSE = "cast types"
 
-SUPPORTED_CAST_INPUT_TYPES = (
-    Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64, Type.BOOLEAN,
-    Type.STRING, Type.BYTES,
-)
-SUPPORTED_CAST_OUTPUT_TYPES = (
-    Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.FLOAT32, Type.FLOAT64, Type.BOOLEAN,
-    Type.STRING,
-)
+SUPPORTED_CAST_INPUT_TYPES = tuple(t for t in Type if t.is_primitive)
+SUPPORTED_CAST_OUTPUT_TYPES = tuple(t for t in SUPPORTED_CAST_INPUT_TYPES if t is not Type.BYTES)
 # The whole-value cast is kept under a key no field can have (Kafka uses null).
 WHOLE_VALUE_CAST = None
 
@@ -198,9 +185,6 @@ def _cast_to_boolean(value: Any) -> bool:
     raise DataException(f"Unexpected type in Cast transformation: {class_name(value)}")
 
 
-MILLIS_PER_DAY = 86_400_000
-
-
 def date_format_for(millis: int) -> JavaDateFormat:
     """``Values.dateFormatFor``: time-of-day, date or timestamp ISO format, chosen by the value."""
     if millis < MILLIS_PER_DAY:
@@ -215,17 +199,9 @@ _TIME_FORMAT = JavaDateFormat("HH:mm:ss.SSS'Z'")
 _TIMESTAMP_FORMAT = JavaDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
 
 
-def _date_millis(value: Any) -> int:
-    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
-        return Timestamp.from_logical(Timestamp.SCHEMA, value)
-    if isinstance(value, _dt.date):
-        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
-    return Time.from_logical(Time.SCHEMA, value)
-
-
 def _cast_to_string(value: Any, source_type: Type | None) -> str:
-    if isinstance(value, (_dt.date, _dt.time, OutOfRangeTimestamp)):
-        millis = _date_millis(value)
+    millis = millis_of(value)
+    if millis is not None:  # Date, Time, Timestamp: Kafka's ISO format for the value
         return date_format_for(millis).format_millis(millis)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(value)).decode("ascii")
@@ -237,34 +213,9 @@ def _cast_to_string(value: Any, source_type: Type | None) -> str:
 
 
 def _encode_logical(schema: Schema, value: Any) -> Any:
-    if schema.name == DATE_LOGICAL_NAME:
-        return Date.from_logical(schema, value)
-    if schema.name == TIME_LOGICAL_NAME:
-        return Time.from_logical(schema, value)
-    if schema.name == TIMESTAMP_LOGICAL_NAME:
-        return Timestamp.from_logical(schema, value)
-    return value
-
-
-def infer_type(value: Any) -> Type | None:
-    """``ConnectSchema.schemaType(value.getClass())`` for Python values (None when unsupported)."""
-    if isinstance(value, bool):
-        return Type.BOOLEAN
-    if isinstance(value, int):
-        return Type.INT64
-    if isinstance(value, float):
-        return Type.FLOAT64
-    if isinstance(value, str):
-        return Type.STRING
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return Type.BYTES
-    if isinstance(value, (list, tuple)):
-        return Type.ARRAY
-    if isinstance(value, dict):
-        return Type.MAP
-    if isinstance(value, Struct):
-        return Type.STRUCT
-    return None
+    """A Date, Time or Timestamp value (so named by its schema) as its number; any other value as it is."""
+    logical = LOGICAL_TYPES.get(schema.name or "")
+    return logical.from_logical(schema, value) if logical in (Date, Time, Timestamp) else value
 
 
 def cast_value_to_type(schema: Schema | None, value: Any, target: Type) -> Any:
@@ -316,7 +267,7 @@ def _whole_value_builder(schema: Schema, target: Type) -> SchemaBuilder:
     return _builder_for(target).doc(schema.doc)
 
 
-class Cast(SidedTransformation):
+class Cast(StructOrMapTransformation):
     """Cast fields or the entire key or value to a specific type."""
 
     CONFIG_DEF = replace_null_with_default(ConfigDef().define(
@@ -338,13 +289,6 @@ class Cast(SidedTransformation):
         self.whole_value_cast_type = self.casts.get(WHOLE_VALUE_CAST)
         self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_CONFIG]
         self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
-
-    def apply(self, record: SinkRecord) -> SinkRecord:
-        if self.operating_value(record) is None:
-            return record
-        if self.operating_schema(record) is None:
-            return self.apply_schemaless(record)
-        return self.apply_with_schema(record)
 
     def apply_schemaless(self, record: SinkRecord) -> SinkRecord:
         value = self.operating_value(record)
@@ -374,9 +318,9 @@ class Cast(SidedTransformation):
         return self.new_record(record, updated_schema, updated)
 
     def updated_schema(self, schema: Schema) -> Schema:
-        cached = self._schema_cache.get(schema)
-        if cached is not None:
-            return cached
+        return self._schema_cache.get_or_compute(schema, self._build_schema)
+
+    def _build_schema(self, schema: Schema) -> Schema:
         if self.whole_value_cast_type is not None:
             builder = _whole_value_builder(schema, self.whole_value_cast_type)
         else:
@@ -397,9 +341,7 @@ class Cast(SidedTransformation):
             builder.optional()
         if schema.default is not None:
             builder.default_value(cast_value_to_type(schema, schema.default, builder.type))
-        updated = builder.build()
-        self._schema_cache.put(schema, updated)
-        return updated
+        return builder.build()
 
     def close(self) -> None:
         pass

@@ -95,15 +95,14 @@ class HeaderFrom(SidedTransformation):
         return self.new_record(record, updated_schema, updated_value, headers)
 
     def move_schema(self, schema: Schema) -> Schema:
-        cached = self._move_schema_cache.get(schema)
-        if cached is None:
-            builder = copy_schema_basics(schema, SchemaBuilder.struct())
-            for field in schema.fields():
-                if field.name not in self.fields:
-                    builder.field(field.name, field.schema)
-            cached = builder.build()
-            self._move_schema_cache.put(schema, cached)
-        return cached
+        return self._move_schema_cache.get_or_compute(schema, self._build_move_schema)
+
+    def _build_move_schema(self, schema: Schema) -> Schema:
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        for field in schema.fields():
+            if field.name not in self.fields:
+                builder.field(field.name, field.schema)
+        return builder.build()
 
     def apply_schemaless(self, record: SinkRecord) -> SinkRecord:
         headers = list(record.headers)

@@ -38,11 +38,10 @@ class HoistField(SidedTransformation):
         return self.new_record(record, updated_schema, Struct(updated_schema).put(self.field_name, value))
 
     def updated_schema(self, schema: Schema) -> Schema:
-        cached = self._schema_cache.get(schema)
-        if cached is None:
-            cached = SchemaBuilder.struct().field(self.field_name, schema).build()
-            self._schema_cache.put(schema, cached)
-        return cached
+        return self._schema_cache.get_or_compute(schema, self._build_schema)
+
+    def _build_schema(self, schema: Schema) -> Schema:
+        return SchemaBuilder.struct().field(self.field_name, schema).build()
 
 
 class Key(KeySide, HoistField):

@@ -14,18 +14,17 @@ from connector.api.errors import ConfigException
 from connector.api.logical import EPOCH, Timestamp
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
-from connector.api.schema import Schema, SchemaBuilder
-from connector.api.struct import Struct
+from connector.api.schema import Schema
 from smt.base import (
     KeySide,
-    SidedTransformation,
+    StructOrMapTransformation,
     ValueSide,
-    copy_schema_basics,
-    field_value,
     replace_null_with_default,
     require_map,
     require_sink_record,
     require_struct,
+    struct_builder_with_fields,
+    struct_with_fields_of,
 )
 
 TOPIC_FIELD = "topic.field"
@@ -57,7 +56,7 @@ class InsertionSpec(NamedTuple):
         return InsertionSpec(spec, True)
 
 
-class InsertField(SidedTransformation):
+class InsertField(StructOrMapTransformation):
     """Insert field(s) using attributes from the record metadata or a configured static value."""
 
     CONFIG_DEF = replace_null_with_default(
@@ -97,13 +96,6 @@ class InsertField(SidedTransformation):
                                   f"No value specified for static field: {self.static_field.name}")
         self._schema_cache: LRUCache[Schema, Schema] = LRUCache()
 
-    def apply(self, record: SinkRecord) -> SinkRecord:
-        if self.operating_value(record) is None:
-            return record
-        if self.operating_schema(record) is None:
-            return self.apply_schemaless(record)
-        return self.apply_with_schema(record)
-
     def apply_schemaless(self, record: SinkRecord) -> SinkRecord:
         value = require_map(self.operating_value(record), PURPOSE)
         updated = dict(value)
@@ -122,9 +114,7 @@ class InsertField(SidedTransformation):
     def apply_with_schema(self, record: SinkRecord) -> SinkRecord:
         value = require_struct(self.operating_value(record), PURPOSE)
         updated_schema = self.updated_schema(value.schema)
-        updated = Struct(updated_schema)
-        for field in value.schema.fields():
-            updated.put(field.name, field_value(value, field, self.replace_null_with_default))
+        updated = struct_with_fields_of(value, updated_schema, self.replace_null_with_default)
         if self.topic_field is not None:
             updated.put(self.topic_field.name, record.topic)
         if self.partition_field is not None and record.kafka_partition is not None:
@@ -138,12 +128,10 @@ class InsertField(SidedTransformation):
         return self.new_record(record, updated_schema, updated)
 
     def updated_schema(self, schema: Schema) -> Schema:
-        cached = self._schema_cache.get(schema)
-        if cached is not None:
-            return cached
-        builder = copy_schema_basics(schema, SchemaBuilder.struct())
-        for field in schema.fields():
-            builder.field(field.name, field.schema)
+        return self._schema_cache.get_or_compute(schema, self._build_schema)
+
+    def _build_schema(self, schema: Schema) -> Schema:
+        builder = struct_builder_with_fields(schema)
         if self.topic_field is not None:
             builder.field(self.topic_field.name,
                           Schema.OPTIONAL_STRING_SCHEMA if self.topic_field.optional else Schema.STRING_SCHEMA)
@@ -159,9 +147,7 @@ class InsertField(SidedTransformation):
         if self.static_field is not None:
             builder.field(self.static_field.name,
                           Schema.OPTIONAL_STRING_SCHEMA if self.static_field.optional else Schema.STRING_SCHEMA)
-        cached = builder.build()
-        self._schema_cache.put(schema, cached)
-        return cached
+        return builder.build()
 
 
 class Key(KeySide, InsertField):

@@ -22,7 +22,7 @@ from connector.api.schema import DECIMAL_LOGICAL_NAME, Schema, Type
 from connector.api.struct import Struct
 from smt.base import (
     KeySide,
-    SidedTransformation,
+    StructOrMapTransformation,
     ValueSide,
     field_value,
     replace_null_with_default,
@@ -119,7 +119,7 @@ def masked_with_replacement(value: Any, replacement: str, schema: Schema | None 
         raise DataException(f"Unable to convert {replacement} ({class_name(replacement)}) to number") from exc
 
 
-class MaskField(SidedTransformation):
+class MaskField(StructOrMapTransformation):
     """Mask specified fields with a valid null value for the field type (i.e. 0, false, empty string, and so on).
 
     For numeric and string fields, an optional replacement value can be
@@ -135,6 +135,8 @@ class MaskField(SidedTransformation):
                 "non-empty string values only).")
     )
 
+    PASSES_NULL = False  # a null key/value is not passed through: both forms refuse it, as Kafka's do
+
     masked_fields: frozenset[str] = frozenset()
     masked_field_order: tuple[str, ...] = ()
     replacement: str | None = None
@@ -145,11 +147,6 @@ class MaskField(SidedTransformation):
         self.masked_fields = frozenset(self.masked_field_order)
         self.replacement = config[REPLACEMENT_CONFIG]
         self.replace_null_with_default = config[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-
-    def apply(self, record: SinkRecord) -> SinkRecord:
-        if self.operating_schema(record) is None:
-            return self.apply_schemaless(record)
-        return self.apply_with_schema(record)
 
     def masked(self, value: Any, schema: Schema | None = None) -> Any:
         """The mask of a value of a field of ``schema`` (None: schemaless; a null stays null); DataException if none."""

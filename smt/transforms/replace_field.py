@@ -18,7 +18,7 @@ from connector.api.schema import Schema, SchemaBuilder
 from connector.api.struct import Struct
 from smt.base import (
     KeySide,
-    SidedTransformation,
+    StructOrMapTransformation,
     ValueSide,
     copy_schema_basics,
     replace_null_with_default,
@@ -62,7 +62,7 @@ def translate_deprecated(config: Mapping[str, Any] | None) -> dict[str, Any]:
     return translated
 
 
-class ReplaceField(SidedTransformation):
+class ReplaceField(StructOrMapTransformation):
     """Filter or rename fields."""
 
     CONFIG_DEF = replace_null_with_default(
@@ -105,13 +105,6 @@ class ReplaceField(SidedTransformation):
     def reverse_renamed(self, field_name: str) -> str:
         return self.reverse_renames.get(field_name, field_name)
 
-    def apply(self, record: SinkRecord) -> SinkRecord:
-        if self.operating_value(record) is None:
-            return record
-        if self.operating_schema(record) is None:
-            return self.apply_schemaless(record)
-        return self.apply_with_schema(record)
-
     def apply_schemaless(self, record: SinkRecord) -> SinkRecord:
         value = require_map(self.operating_value(record), PURPOSE)
         updated = {self.renamed(name): field for name, field in value.items() if self.keeps(name)}
@@ -128,15 +121,14 @@ class ReplaceField(SidedTransformation):
         return self.new_record(record, updated_schema, updated)
 
     def updated_schema(self, schema: Schema) -> Schema:
-        cached = self._schema_cache.get(schema)
-        if cached is None:
-            builder = copy_schema_basics(schema, SchemaBuilder.struct())
-            for field in schema.fields():
-                if self.keeps(field.name):
-                    builder.field(self.renamed(field.name), field.schema)
-            cached = builder.build()
-            self._schema_cache.put(schema, cached)
-        return cached
+        return self._schema_cache.get_or_compute(schema, self._build_schema)
+
+    def _build_schema(self, schema: Schema) -> Schema:
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        for field in schema.fields():
+            if self.keeps(field.name):
+                builder.field(self.renamed(field.name), field.schema)
+        return builder.build()
 
 
 class Key(KeySide, ReplaceField):

@@ -12,7 +12,6 @@ from typing import Any, Callable, NamedTuple
 
 from connector.api.config_def import ConfigDef, ConfigType, valid_string
 from connector.api.errors import ConfigException, ConnectException, DataException
-from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.dateformat import JavaDateFormat
 from connector.api.java.strings import class_name
 from connector.api.logical import (
@@ -36,10 +35,11 @@ from connector.api.schema import (
 from connector.api.struct import Struct
 from smt.base import (
     KeySide,
-    SidedTransformation,
+    StructOrMapTransformation,
     ValueSide,
     copy_schema_basics,
     field_value,
+    millis_of,
     replace_null_with_default,
     require_map,
     require_schema,
@@ -78,17 +78,6 @@ def _saturated(value: int) -> int:
 def _truncating_div(value: int, divisor: int) -> int:
     quotient = abs(value) // divisor
     return -quotient if value < 0 else quotient
-
-
-def millis_of(value: Any) -> int | None:
-    """Epoch millis of a Connect Date/Time/Timestamp value (None if it is none of them)."""
-    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
-        return Timestamp.from_logical(Timestamp.SCHEMA, value)
-    if isinstance(value, _dt.date):
-        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
-    if isinstance(value, _dt.time):
-        return Time.from_logical(Time.SCHEMA, value)
-    return None
 
 
 class _Config(NamedTuple):
@@ -211,7 +200,7 @@ def infer_timestamp_type(value: Any) -> str:
     raise DataException(f"TimestampConverter does not support {class_name(value)} objects as timestamps")
 
 
-class TimestampConverter(SidedTransformation):
+class TimestampConverter(StructOrMapTransformation):
     """Convert timestamps between different formats such as Unix epoch, strings, and Connect Date/Timestamp types.
 
     Applies to individual fields or to the entire value.
@@ -237,6 +226,8 @@ class TimestampConverter(SidedTransformation):
                 "values with sub-millisecond components.")
     )
 
+    PASSES_NULL = False  # a null key/value goes through the forms too: its schema is checked and converted
+
     settings: _Config
     replace_null_with_default: bool = True
 
@@ -257,11 +248,6 @@ class TimestampConverter(SidedTransformation):
                     "TimestampConverter requires a SimpleDateFormat-compatible pattern for string timestamps: "
                     f"{pattern}") from exc
         self.settings = _Config(config[FIELD_CONFIG], target, date_format, config[UNIX_PRECISION_CONFIG])
-
-    def apply(self, record: SinkRecord) -> SinkRecord:
-        if self.operating_schema(record) is None:
-            return self.apply_schemaless(record)
-        return self.apply_with_schema(record)
 
     def convert_timestamp(self, timestamp: Any, timestamp_format: str | None = None) -> Any:
         """Convert one timestamp (of the given format, else inferred from its type) to the target."""
@@ -284,9 +270,9 @@ class TimestampConverter(SidedTransformation):
         return self.new_record(record, updated_schema, self._convert_struct(value, updated_schema))
 
     def updated_schema(self, schema: Schema) -> Schema:
-        cached = self._schema_cache.get(schema)
-        if cached is not None:
-            return cached
+        return self._schema_cache.get_or_compute(schema, self._build_schema)
+
+    def _build_schema(self, schema: Schema) -> Schema:
         target = TRANSLATORS[self.settings.type]
         builder = copy_schema_basics(schema, SchemaBuilder.struct())
         for field in schema.fields():
@@ -298,9 +284,7 @@ class TimestampConverter(SidedTransformation):
             builder.optional()
         if schema.default is not None:
             builder.default_value(self._convert_struct(schema.default, builder.build()))
-        updated = builder.build()
-        self._schema_cache.put(schema, updated)
-        return updated
+        return builder.build()
 
     def _convert_struct(self, value: Struct | None, updated_schema: Schema) -> Struct | None:
         if value is None:

@@ -59,14 +59,13 @@ class ValueToKey(Transformation):
                                  value.schema, value, record.timestamp)
 
     def key_schema(self, value_schema: Schema) -> Schema:
-        cached = self._schema_cache.get(value_schema)
-        if cached is None:
-            builder = SchemaBuilder.struct()
-            for field in self.fields:
-                value_field = value_schema.field(field)
-                if value_field is None:
-                    raise DataException(f"Field does not exist: {field}")
-                builder.field(field, value_field.schema)
-            cached = builder.build()
-            self._schema_cache.put(value_schema, cached)
-        return cached
+        return self._schema_cache.get_or_compute(value_schema, self._build_key_schema)
+
+    def _build_key_schema(self, value_schema: Schema) -> Schema:
+        builder = SchemaBuilder.struct()
+        for field in self.fields:
+            value_field = value_schema.field(field)
+            if value_field is None:
+                raise DataException(f"Field does not exist: {field}")
+            builder.field(field, value_field.schema)
+        return builder.build()

@@ -38,7 +38,7 @@ DIFFERENT_KEYS = {
 
 def differences(config: dict[str, str]) -> list[str]:
     """One line per key of ``config`` that icefloe treats differently from the Java sink, set or not to its default."""
-    from connector.config.no_effect import NO_EFFECT_KEYS, NO_EFFECT_PREFIXES
+    from connector.config.no_effect import NO_EFFECT_KEYS, no_effect_prefixed
 
     lines = []
     for key in sorted(config):
@@ -46,10 +46,8 @@ def differences(config: dict[str, str]) -> list[str]:
             lines.append(f"{key}: {DIFFERENT_KEYS[key]}")
         elif key in NO_EFFECT_KEYS:
             lines.append(f"{key}: no effect in icefloe: {NO_EFFECT_KEYS[key]}")
-    for prefix, text in NO_EFFECT_PREFIXES.items():
-        keys = sorted(k for k in config if k.startswith(prefix))
-        if keys:
-            lines.append(f"{', '.join(keys)}: no effect in icefloe: {text}")
+    for keys, text in no_effect_prefixed(config):
+        lines.append(f"{', '.join(keys)}: no effect in icefloe: {text}")
     return lines
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType, at_least, parse_type
 from connector.api.errors import ConfigException
@@ -175,6 +175,19 @@ class IcebergConfig:
             partition_by_key=partition_key,
             commit_branch=own.get("commit-branch", self.default_commit_branch),
         )
+
+
+def existing_tables(catalog: Any, config: IcebergConfig) -> Iterator[tuple[str, Any, str | None]]:
+    """(name, table, the branch the connector commits to) of each static table (``iceberg.tables``) that
+    ``catalog`` holds; one not created yet is passed over."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    for name in config.tables:
+        try:
+            table = catalog.load_table(name)
+        except NoSuchTableError:
+            continue
+        yield name, table, config.table_config(name).commit_branch
 
 
 _PARTITION_TERM_SEPARATOR = re.compile(r",(?![^()]*\))")  # a comma outside a transform's parentheses

@@ -19,52 +19,44 @@ configuration is invalid (the message names the key).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
 from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
+from connector.commands.arguments import CONFIG_HELP, add_catalog_arguments, add_cluster_arguments
 from connector.commands.run import run
 from connector.config.sink_config import SinkConfig, load_connector_file, unknown_key_note, unknown_keys
 
 log = logging.getLogger("icefloe")
 
+#: The commands a module of their own carries out, imported only when run (the REST worker brings FastAPI,
+#: others the catalog libraries): command → (module, its function of the parsed arguments, whether icefloe's
+#: logging is set up first; the others set up their own).
+DELEGATED: dict[str, tuple[str, str, bool]] = {
+    "serve": ("connector.rest.server", "serve", True),
+    "deploy": ("connector.deploy", "deploy", False),
+    "migrate": ("connector.commands.migrate", "migrate", True),
+    "validate": ("connector.commands.validate", "validate", True),
+    "broker": ("connector.embedded.command", "broker", False),
+    "maintain": ("connector.maintenance.offline", "maintain", False),
+}
+
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "serve":
-        from connector.rest.server import serve
-
-        _configure_logging(args, None)
-        return serve(args)
-    if args.command == "deploy":
-        from connector.deploy import deploy
-
-        return deploy(args)
-    if args.command == "migrate":
-        from connector.commands.migrate import migrate
-
-        _configure_logging(args, None)
-        return migrate(args)
-    if args.command == "validate":
-        from connector.commands.validate import validate
-
-        _configure_logging(args, None)
-        return validate(args)
-    if args.command == "broker":
-        from connector.embedded.command import broker
-
-        return broker(args)
+    if args.command in DELEGATED:
+        module, function, logs = DELEGATED[args.command]
+        if logs:
+            _configure_logging(args, None)
+        return getattr(importlib.import_module(module), function)(args)
     if args.command == "show":
         from connector.commands.show_table import show
 
         logging.basicConfig(level=logging.WARNING, handlers=[log_handler(None)])  # the output is the table
         return show(args)
-    if args.command == "maintain":
-        from connector.maintenance.offline import maintain
-
-        return maintain(args)
     console = _terminal(args)
     _configure_logging(args, console)
     try:
@@ -144,9 +136,8 @@ def _parser() -> argparse.ArgumentParser:
                        ("validate", "check a connector config without running it (nothing written; the catalog and a "
                                     "given Kafka cluster are asked unless --offline)")):
         command = sub.add_parser(name, help=text)
-        command.add_argument("config", help="connector config JSON (REST body or flat map)")
-        command.add_argument("--worker", help="Kafka Connect worker properties file")
-        command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
+        command.add_argument("config", help=CONFIG_HELP)
+        add_cluster_arguments(command)
         command.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bars"
                              if name == "run" else "only warnings and errors")
         command.add_argument("--debug", action="store_true",
@@ -204,9 +195,8 @@ def _dlq_parser(sub) -> None:
     actions = dlq.add_subparsers(dest="dlq_command", required=True)
     replay = actions.add_parser("replay", help="re-drive the DLQ's records (as it is now) through the connector's "
                                                "current config into its tables, exactly once, then exit")
-    replay.add_argument("config", help="connector config JSON (REST body or flat map)")
-    replay.add_argument("--worker", help="Kafka Connect worker properties file")
-    replay.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
+    replay.add_argument("config", help=CONFIG_HELP)
+    add_cluster_arguments(replay)
     replay.add_argument("--quiet", action="store_true", help="only warnings and errors")
 
 
@@ -235,10 +225,7 @@ def _migrate_parser(sub) -> None:
 def _maintain_parser(sub) -> None:
     maintain = sub.add_parser("maintain", help="run table maintenance once (compaction, snapshot expiry, "
                                                "orphan files) for a stopped connector")
-    maintain.add_argument("config", help="connector config JSON (REST body or flat map)")
-    maintain.add_argument("--worker", help="Kafka Connect worker properties file (for config providers)")
-    maintain.add_argument("--table", action="append", default=[], metavar="NS.TABLE",
-                          help="a table to maintain besides the config's iceberg.tables (repeatable)")
+    add_catalog_arguments(maintain, "maintain")
     maintain.add_argument("--quiet", action="store_true", help="only warnings and errors, no progress bar")
 
 

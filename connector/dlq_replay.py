@@ -41,6 +41,7 @@ import pyarrow as pa
 from confluent_kafka import KafkaError, Producer
 
 from connector.api.errors import ConnectException
+from connector.config.iceberg_config import existing_tables
 from connector.config.sink_config import SinkConfig
 from connector.faults import fault_point
 from connector.kafka.client_config import consumer_config
@@ -160,17 +161,11 @@ def replay_config(config: SinkConfig) -> SinkConfig:
 
 def recorded_positions(catalog: Any, config: SinkConfig, dlq_topic: str) -> dict[str, dict[int, int] | None]:
     """Per existing static table, the DLQ position it replayed through (None: never replayed)."""
-    from pyiceberg.exceptions import NoSuchTableError
-
     key = replayed_key(dlq_topic, config.group_id)
     found: dict[str, dict[int, int] | None] = {}
-    for table_name in config.iceberg.tables:
-        try:
-            table = catalog.load_table(table_name)
-        except NoSuchTableError:
-            continue
+    for table_name, table, branch in existing_tables(catalog, config.iceberg):
         found[table_name] = None
-        for summary in _summaries(table, config.iceberg.table_config(table_name).commit_branch):
+        for summary in _summaries(table, branch):
             if key in summary:
                 found[table_name] = {int(p): int(o) for p, o in json.loads(summary[key]).items()}
                 break

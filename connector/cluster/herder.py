@@ -24,8 +24,8 @@ import json
 import logging
 import threading
 import time
-from concurrent.futures import Future
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import requests
 
@@ -43,14 +43,7 @@ from connector.cluster.status_records import (
     topic_record,
 )
 from connector.config.providers import ConfigProviders
-from connector.config.sink_config import SinkConfig
-from connector.herder.common import (
-    HerderCommon,
-    check_tracking,
-    replay_answer,
-    restart_on,
-    task_config,
-)
+from connector.herder.common import HerderCommon, halt_all, patched, restart_on, restart_task_on, task_config
 from connector.herder.connector_runtime import ConnectorRuntime, declared_tasks
 from connector.herder.errors import (
     AlreadyExistsError,
@@ -61,13 +54,7 @@ from connector.herder.errors import (
     StartingError,
 )
 from connector.herder.herder import WORKER_STARTING
-from connector.herder.sink_offsets import (
-    alter_answer,
-    not_stopped_message,
-    offsets_answer,
-    parse_alter_request,
-    reset_answer,
-)
+from connector.herder.sink_offsets import not_stopped_message
 from connector.herder.states import RUNNING, STOPPED, connector_state_info
 from connector.herder.validation import is_iceberg_connector
 from connector.kafka.client_config import admin_config
@@ -144,22 +131,11 @@ class DistributedHerder(HerderCommon):
             self._thread.join(timeout=30)
         with self._lock:
             runtimes = list(self._runtimes.values())
-        for runtime in runtimes:
-            runtime.signal_stop()
-        for runtime in runtimes:
-            with runtime.lock:
-                runtime.halt()
+        halt_all(runtimes)
         self._started = False
         self.membership.stop()
         self._config_log.stop()
         self._status_log.stop()
-
-    def ready(self) -> bool:
-        if not self._started:
-            return False
-        if isinstance(self._spark, Future):
-            return self._spark.done() and self._spark.exception() is None
-        return True
 
     def leader_url(self) -> str | None:
         """The REST URL of the group's leader as this worker sees it (None while there is none)."""
@@ -376,8 +352,7 @@ class DistributedHerder(HerderCommon):
         return dict(config)
 
     def create_connector(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict:
-        config = self._named(name, config)
-        self._validate(config)
+        config = self._checked(name, config)
         with self._leading():
             if name in self.configs.connectors:
                 raise AlreadyExistsError(f"Connector {name} already exists")
@@ -388,8 +363,7 @@ class DistributedHerder(HerderCommon):
         return self.connector_info(name)
 
     def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, dict]:
-        config = self._named(name, config)
-        self._validate(config)
+        config = self._checked(name, config)
         with self._leading():
             created = name not in self.configs.connectors
             self._write_config(name, config, self.configs.target_state(name))
@@ -397,14 +371,7 @@ class DistributedHerder(HerderCommon):
 
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> dict:
         with self._leading():
-            merged = dict(self._existing(name, f"Connector {name} not found"))
-            for key, value in patch.items():
-                if value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
-            config = self._named(name, merged)
-            self._validate(config)
+            config = self._checked(name, patched(self._existing(name, f"Connector {name} not found"), patch))
             self._write_config(name, config, self.configs.target_state(name))
         return self.connector_info(name)
 
@@ -453,10 +420,7 @@ class DistributedHerder(HerderCommon):
         if runtime is None:
             self._at_owner(name, "POST", f"/connectors/{name}/tasks/{task}/restart")
             return
-        with runtime.lock:
-            if task not in runtime.task_ids():
-                raise NotFoundError(f"Unknown task: {name}-{task}")
-            runtime.restart(connector=False, tasks={task})
+        restart_task_on(runtime, task)
 
     @staticmethod
     def _local_restart(runtime: ConnectorRuntime, include_tasks: bool, only_failed: bool) -> dict | None:
@@ -503,7 +467,7 @@ class DistributedHerder(HerderCommon):
     # --- topics -----------------------------------------------------------------------------
 
     def active_topics(self, name: str) -> dict:
-        check_tracking(self.worker)
+        self._check_tracking()
         with self._lock:
             topics = sorted(self.statuses.topics.get(name, set()))
             runtime = self._runtimes.get(name)
@@ -514,7 +478,7 @@ class DistributedHerder(HerderCommon):
     def reset_active_topics(self, name: str) -> None:
         """The worker running the connector forgets its topics and deletes their records: one writer, so a
         topic read just before the reset cannot come back from a status written behind the deletion."""
-        check_tracking(self.worker, reset=True)
+        self._check_tracking(reset=True)
         with self._lock:
             runtime = self._runtimes.get(name)
             topics = set(self.statuses.topics.get(name, set()))
@@ -530,17 +494,10 @@ class DistributedHerder(HerderCommon):
 
     # --- offsets ----------------------------------------------------------------------------
 
-    def offsets(self, name: str) -> dict:
-        return offsets_answer(self._sink_config(self._existing(name, f"Connector {name} not found")))
-
-    def alter_offsets(self, name: str, body: dict) -> dict:
-        changes = parse_alter_request(body)
+    @contextmanager
+    def _while_stopped(self, name: str) -> Iterator[dict[str, str]]:
         with self._leading():
-            return alter_answer(self._sink_config(self._stopped(name)), changes)
-
-    def reset_offsets(self, name: str) -> dict:
-        with self._leading():
-            return reset_answer(self._sink_config(self._stopped(name)))
+            yield self._stopped(name)
 
     def _stopped(self, name: str) -> dict[str, str]:
         """The config of a connector that is STOPPED: its target, and its job ended (the status its worker
@@ -556,12 +513,6 @@ class DistributedHerder(HerderCommon):
         if not halted and running:
             raise BadRequestError(not_stopped_message(name))
         return config
-
-    def _sink_config(self, config: dict[str, str]) -> SinkConfig:
-        return SinkConfig.parse(self.providers.resolve(dict(config)), self.worker)
-
-    def replay_dlq(self, name: str) -> dict:
-        return replay_answer(self._sink_config(self._existing(name, f"Connector {name} not found")))
 
     # --- helpers ----------------------------------------------------------------------------
 

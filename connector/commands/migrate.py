@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
+from connector.commands.arguments import add_cluster_arguments
 
 #: Keys the Java sinks honour that icefloe honours differently (the keys with no effect are in
 #: connector.config.no_effect, the one table the startup warnings and `icefloe validate` also use).
@@ -37,7 +38,7 @@ DIFFERENT_KEYS = {
 
 def differences(config: dict[str, str]) -> list[str]:
     """One line per key of ``config`` that icefloe treats differently from the Java sink, set or not to its default."""
-    from connector.config.no_effect import NO_EFFECT_KEYS, NO_EFFECT_PREFIXES
+    from connector.config.no_effect import NO_EFFECT_KEYS, no_effect_prefixed
 
     lines = []
     for key in sorted(config):
@@ -45,10 +46,8 @@ def differences(config: dict[str, str]) -> list[str]:
             lines.append(f"{key}: {DIFFERENT_KEYS[key]}")
         elif key in NO_EFFECT_KEYS:
             lines.append(f"{key}: no effect in icefloe: {NO_EFFECT_KEYS[key]}")
-    for prefix, text in NO_EFFECT_PREFIXES.items():
-        keys = sorted(k for k in config if k.startswith(prefix))
-        if keys:
-            lines.append(f"{', '.join(keys)}: no effect in icefloe: {text}")
+    for keys, text in no_effect_prefixed(config):
+        lines.append(f"{', '.join(keys)}: no effect in icefloe: {text}")
     return lines
 
 
@@ -149,8 +148,7 @@ def add_parser(sub) -> None:
     command = sub.add_parser("migrate", help="move a connector from a Kafka Connect worker to icefloe")
     command.add_argument("--from-connect", required=True, metavar="URL", help="the Connect worker's REST URL")
     command.add_argument("--connector", required=True, metavar="NAME", help="the connector's name")
-    command.add_argument("--worker", help="Kafka Connect worker properties file")
-    command.add_argument("--bootstrap-servers", help="shortcut for the worker's bootstrap.servers")
+    add_cluster_arguments(command)
     command.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     command.add_argument("--to", metavar="URL", help="start the connector on this icefloe serve worker")
     command.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for the tasks to stop")

@@ -16,16 +16,14 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from connector.api.errors import ConfigException, ConnectException
+from connector.commands.arguments import add_catalog_arguments
 from connector.iceberg.snapshot_offsets import OFFSETS_PREFIX
 
 
 def add_parser(sub) -> None:
     show = sub.add_parser("show", help="print each table's schema, recent snapshots with their source offsets, "
                                        "and sample rows (no Kafka cluster needed)")
-    show.add_argument("config", help="connector config JSON (REST body or flat map)")
-    show.add_argument("--worker", help="Kafka Connect worker properties file (for config providers)")
-    show.add_argument("--table", action="append", default=[], metavar="NS.TABLE",
-                      help="a table to show besides the config's iceberg.tables (repeatable)")
+    add_catalog_arguments(show, "show")
     show.add_argument("--snapshots", type=int, default=5, metavar="N",
                       help="newest snapshots to list (default: %(default)s)")
     show.add_argument("--rows", type=int, default=5, metavar="N", help="sample rows to print (default: %(default)s)")

@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from connector.api.config_def import ConfigDef, ConfigKey
+from connector.config.connect_config import CONNECT_CONFIG
+from connector.config.iceberg_config import ICEBERG_CONFIG
+from connector.config.icefloe_config import ICEFLOE_CONFIG
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 END = "<!-- end generated -->"
@@ -36,65 +39,108 @@ KAFKA_PREDICATES = "org.apache.kafka.connect.transforms.predicates."
 CONFLUENT = "io.confluent."
 
 #: One-line meanings where an SMT's declared doc (Kafka's, often long) says too much or too little.
-#: Keyed by (plugin title, key); ("*", key) applies to every plugin. The default
+#: Plugin title → key → meaning; the keys under "*" apply to every plugin. The default
 #: column always comes from the declaration, never from here.
-MEANINGS: dict[tuple[str, str], str] = {
-    ("*", "replace.null.with.default"): "a null field that has a schema default reads as the default; "
-                                        "`false` keeps the null",
-    ("Cast", "spec"): "`field:type,...` casts fields of a struct/map; a single `type` casts the whole value "
-                      "(`int8` ... `int64`, `float32`, `float64`, `boolean`, `string`; bytes only to `string`)",
-    ("ExtractField", "field"): "field to extract (a dotted path with `field.syntax.version=V2`)",
-    ("ExtractField", "field.syntax.version"): "`V1`: top-level field names only; `V2`: dotted paths into "
-                                              "nested fields, backticks around names that contain dots "
-                                              "(case-insensitive)",
-    ("Flatten", "delimiter"): "put between a parent's and a child's field name in the flattened names",
-    ("HeaderFrom", "fields"): "fields of the key/value to copy or move into headers",
-    ("HeaderFrom", "headers"): "header names, in the order of `fields`",
-    ("HeaderFrom", "operation"): "`move` removes the fields from the key/value, `copy` keeps them",
-    ("HoistField", "field"): "name of the single field that wraps the key/value",
-    ("InsertField", "topic.field"): "field for the topic; suffix `!` makes it required, `?` optional (default)",
-    ("InsertField", "partition.field"): "field for the partition (`!`/`?` suffix as above)",
-    ("InsertField", "offset.field"): "field for the offset (`!`/`?` suffix as above)",
-    ("InsertField", "timestamp.field"): "field for the record timestamp (`!`/`?` suffix as above)",
-    ("InsertField", "static.field"): "field for `static.value` (`!`/`?` suffix as above)",
-    ("InsertField", "static.value"): "the constant put in `static.field`",
-    ("InsertHeader", "header"): "header key to add",
-    ("InsertHeader", "value.literal"): "header value added to every record (typed as Connect's `Values` "
-                                       "parses text)",
-    ("MaskField", "fields"): "fields to mask",
-    ("MaskField", "replacement"): "value put in masked fields (numbers and non-empty strings only); "
-                                  "unset: the type's empty value (`0`, `\"\"`, `false`, ...)",
-    ("RegexRouter", "regex"): "Java regex that must match the whole topic name",
-    ("RegexRouter", "replacement"): "new topic name; `$1`, `${name}` refer to the regex's groups",
-    ("ReplaceField", "exclude"): "fields to drop (wins over `include`)",
-    ("ReplaceField", "blacklist"): "deprecated alias of `exclude`",
-    ("ReplaceField", "include"): "fields to keep (empty: all)",
-    ("ReplaceField", "whitelist"): "deprecated alias of `include`",
-    ("ReplaceField", "renames"): "`old:new,...` field renames",
-    ("SetSchemaMetadata", "schema.name"): "schema name to set (unset: unchanged)",
-    ("SetSchemaMetadata", "schema.version"): "schema version to set (unset: unchanged)",
-    ("TimestampConverter", "field"): "field holding the timestamp; empty: the whole key/value",
-    ("TimestampConverter", "target.type"): "output type: `string`, `unix`, `Date`, `Time` or `Timestamp`",
-    ("TimestampConverter", "format"): "`SimpleDateFormat` pattern (UTC) for `string` output and for string input",
-    ("TimestampConverter", "unix.precision"): "precision of `unix` output and of integer input: `seconds`, "
-                                              "`milliseconds`, `microseconds` or `nanoseconds`",
-    ("TimestampRouter", "topic.format"): "new topic name; `${topic}` and `${timestamp}` are replaced",
-    ("TimestampRouter", "timestamp.format"): "`SimpleDateFormat` pattern (UTC) of `${timestamp}`",
-    ("ValueToKey", "fields"): "value fields that make up the new key",
-    ("DropHeaders", "headers"): "header keys to remove",
-    ("HasHeaderKey", "name"): "true for records with a header of this key",
-    ("TopicNameMatches", "pattern"): "true for records whose whole topic name matches this Java regex",
-    ("CopyValue", "source.field"): "top-level field to copy",
-    ("CopyValue", "target.field"): "new top-level field that receives the copy",
-    ("DebeziumTransform", "cdc.target.pattern"): "value of `_cdc.target`, `{db}` and `{table}` replaced; "
-                                                 "unset: `<db>.<table>`",
-    ("JsonToMapTransform", "json.root"): "`true`: the whole JSON object becomes one `payload` map field; "
-                                         "`false`: one field per top-level key",
-    ("KafkaMetadataTransform", "field_name"): "prefix of the flat metadata fields, or the nested field's name",
-    ("KafkaMetadataTransform", "nested"): "`true`: one struct field holding the metadata instead of flat fields",
-    ("KafkaMetadataTransform", "external_field"): "`name,value`: a constant string field added with the metadata",
-    ("MongoDebeziumTransform", "array_handling_mode"): "`array` (also when unset or unknown): BSON arrays as "
-                                                       "arrays; `document`: structs with fields `_0`, `_1`, ...",
+MEANINGS: dict[str, dict[str, str]] = {
+    "*": {
+        "replace.null.with.default": "a null field that has a schema default reads as the default; "
+                                     "`false` keeps the null",
+    },
+    "Cast": {
+        "spec": "`field:type,...` casts fields of a struct/map; a single `type` casts the whole value "
+                "(`int8` ... `int64`, `float32`, `float64`, `boolean`, `string`; bytes only to `string`)",
+    },
+    "ExtractField": {
+        "field": "field to extract (a dotted path with `field.syntax.version=V2`)",
+        "field.syntax.version": "`V1`: top-level field names only; `V2`: dotted paths into nested fields, "
+                                "backticks around names that contain dots (case-insensitive)",
+    },
+    "Flatten": {
+        "delimiter": "put between a parent's and a child's field name in the flattened names",
+    },
+    "HeaderFrom": {
+        "fields": "fields of the key/value to copy or move into headers",
+        "headers": "header names, in the order of `fields`",
+        "operation": "`move` removes the fields from the key/value, `copy` keeps them",
+    },
+    "HoistField": {
+        "field": "name of the single field that wraps the key/value",
+    },
+    "InsertField": {
+        "topic.field": "field for the topic; suffix `!` makes it required, `?` optional (default)",
+        "partition.field": "field for the partition (`!`/`?` suffix as above)",
+        "offset.field": "field for the offset (`!`/`?` suffix as above)",
+        "timestamp.field": "field for the record timestamp (`!`/`?` suffix as above)",
+        "static.field": "field for `static.value` (`!`/`?` suffix as above)",
+        "static.value": "the constant put in `static.field`",
+    },
+    "InsertHeader": {
+        "header": "header key to add",
+        "value.literal": "header value added to every record (typed as Connect's `Values` parses text)",
+    },
+    "MaskField": {
+        "fields": "fields to mask",
+        "replacement": "value put in masked fields (numbers and non-empty strings only); "
+                       "unset: the type's empty value (`0`, `\"\"`, `false`, ...)",
+    },
+    "RegexRouter": {
+        "regex": "Java regex that must match the whole topic name",
+        "replacement": "new topic name; `$1`, `${name}` refer to the regex's groups",
+    },
+    "ReplaceField": {
+        "exclude": "fields to drop (wins over `include`)",
+        "blacklist": "deprecated alias of `exclude`",
+        "include": "fields to keep (empty: all)",
+        "whitelist": "deprecated alias of `include`",
+        "renames": "`old:new,...` field renames",
+    },
+    "SetSchemaMetadata": {
+        "schema.name": "schema name to set (unset: unchanged)",
+        "schema.version": "schema version to set (unset: unchanged)",
+    },
+    "TimestampConverter": {
+        "field": "field holding the timestamp; empty: the whole key/value",
+        "target.type": "output type: `string`, `unix`, `Date`, `Time` or `Timestamp`",
+        "format": "`SimpleDateFormat` pattern (UTC) for `string` output and for string input",
+        "unix.precision": "precision of `unix` output and of integer input: `seconds`, "
+                          "`milliseconds`, `microseconds` or `nanoseconds`",
+    },
+    "TimestampRouter": {
+        "topic.format": "new topic name; `${topic}` and `${timestamp}` are replaced",
+        "timestamp.format": "`SimpleDateFormat` pattern (UTC) of `${timestamp}`",
+    },
+    "ValueToKey": {
+        "fields": "value fields that make up the new key",
+    },
+    "DropHeaders": {
+        "headers": "header keys to remove",
+    },
+    "HasHeaderKey": {
+        "name": "true for records with a header of this key",
+    },
+    "TopicNameMatches": {
+        "pattern": "true for records whose whole topic name matches this Java regex",
+    },
+    "CopyValue": {
+        "source.field": "top-level field to copy",
+        "target.field": "new top-level field that receives the copy",
+    },
+    "DebeziumTransform": {
+        "cdc.target.pattern": "value of `_cdc.target`, `{db}` and `{table}` replaced; unset: `<db>.<table>`",
+    },
+    "JsonToMapTransform": {
+        "json.root": "`true`: the whole JSON object becomes one `payload` map field; "
+                     "`false`: one field per top-level key",
+    },
+    "KafkaMetadataTransform": {
+        "field_name": "prefix of the flat metadata fields, or the nested field's name",
+        "nested": "`true`: one struct field holding the metadata instead of flat fields",
+        "external_field": "`name,value`: a constant string field added with the metadata",
+    },
+    "MongoDebeziumTransform": {
+        "array_handling_mode": "`array` (also when unset or unknown): BSON arrays as arrays; "
+                               "`document`: structs with fields `_0`, `_1`, ...",
+    },
 }
 
 
@@ -145,7 +191,7 @@ def _choices(validator: Any) -> str:
 
 def plugin_meaning(title: str, key: ConfigKey) -> str:
     """A plugin key's meaning: an override from MEANINGS, else the doc's first sentence and the choices."""
-    text = MEANINGS.get((title, key.name)) or MEANINGS.get(("*", key.name))
+    text = MEANINGS.get(title, {}).get(key.name) or MEANINGS["*"].get(key.name)
     return text if text is not None else _first_sentence(key.doc) + _choices(key.validator)
 
 
@@ -247,28 +293,15 @@ def _plugin_tables() -> list[str]:
     return out[:-1]
 
 
-def _connect_table() -> list[str]:
-    from connector.config.connect_config import CONNECT_CONFIG
-
-    return table(CONNECT_CONFIG.config_keys.values(), lambda k: k.doc)
-
-
-def _iceberg_table() -> list[str]:
-    from connector.config.iceberg_config import ICEBERG_CONFIG
-
-    return table(ICEBERG_CONFIG.config_keys.values(), lambda k: k.doc)
-
-
-def _icefloe_table() -> list[str]:
-    from connector.config.icefloe_config import ICEFLOE_CONFIG
-
-    return table(ICEFLOE_CONFIG.config_keys.values(), lambda k: k.doc)
+def _key_table(config_def: ConfigDef) -> Callable[[], list[str]]:
+    """The table of one of the connector's own ConfigDefs: each key with its whole doc."""
+    return lambda: table(config_def.config_keys.values(), lambda k: k.doc)
 
 
 GENERATORS: dict[str, Callable[[], list[str]]] = {
-    "connect-config": _connect_table,
-    "iceberg-config": _iceberg_table,
-    "icefloe-config": _icefloe_table,
+    "connect-config": _key_table(CONNECT_CONFIG),
+    "iceberg-config": _key_table(ICEBERG_CONFIG),
+    "icefloe-config": _key_table(ICEFLOE_CONFIG),
     "plugin-config": _plugin_tables,
 }
 

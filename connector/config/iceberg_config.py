@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from functools import partial
+from typing import Any, Iterator, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType, at_least, parse_type
 from connector.api.errors import ConfigException
 from connector.config.connect_config import prefixed
+from connector.config.key_fields import from_values, key_field
 from connector.config.table_names import table_name_problem
 
 DEFAULT_COMMIT_INTERVAL_MS = 300_000
@@ -128,29 +130,32 @@ class TableConfig:
     commit_branch: str | None
 
 
-@dataclass(frozen=True)
+_iceberg_key = partial(key_field, ICEBERG_CONFIG)
+
+
+@dataclass(frozen=True, kw_only=True)
 class IcebergConfig:
     tables: tuple[str, ...]
-    dynamic_enabled: bool
-    route_field: str | None
-    auto_create: bool
-    evolve_schema: bool
-    force_optional: bool
-    case_insensitive: bool
-    commit_interval_ms: int
-    commit_timeout_ms: int
-    catalog_name: str
+    dynamic_enabled: bool = _iceberg_key("iceberg.tables.dynamic-enabled")
+    route_field: str | None = _iceberg_key("iceberg.tables.route-field")
+    auto_create: bool = _iceberg_key("iceberg.tables.auto-create-enabled")
+    evolve_schema: bool = _iceberg_key("iceberg.tables.evolve-schema-enabled")
+    force_optional: bool = _iceberg_key("iceberg.tables.schema-force-optional")
+    case_insensitive: bool = _iceberg_key("iceberg.tables.schema-case-insensitive")
+    commit_interval_ms: int = _iceberg_key("iceberg.control.commit.interval-ms")
+    commit_timeout_ms: int = _iceberg_key("iceberg.control.commit.timeout-ms")
+    catalog_name: str = _iceberg_key("iceberg.catalog")
     catalog_properties: dict[str, str]
     auto_create_props: dict[str, str]
     write_props: dict[str, str]
     default_partition_by: tuple[str, ...]
     default_id_columns: tuple[str, ...]
-    default_commit_branch: str | None
-    connect_group_id: str | None
-    control_topic: str = "control-iceberg"
-    control_group_id: str | None = None  # Tabular's iceberg.control.group-id
+    default_commit_branch: str | None = _iceberg_key("iceberg.tables.default-commit-branch")
+    connect_group_id: str | None = _iceberg_key("iceberg.connect.group-id")
+    control_topic: str = _iceberg_key("iceberg.control.topic")
+    control_group_id: str | None = _iceberg_key("iceberg.control.group-id")  # Tabular's
     table_overrides: Mapping[str, dict[str, str]] = field(default_factory=dict)
-    upsert_mode: bool = False  # iceberg.tables.upsert-mode-enabled
+    upsert_mode: bool = _iceberg_key("iceberg.tables.upsert-mode-enabled")
     cdc_field: str | None = None  # iceberg.tables.cdc-field (a dotted path), None when unset or blank
 
     def upsert_table(self, table: str) -> bool:
@@ -175,6 +180,19 @@ class IcebergConfig:
             partition_by_key=partition_key,
             commit_branch=own.get("commit-branch", self.default_commit_branch),
         )
+
+
+def existing_tables(catalog: Any, config: IcebergConfig) -> Iterator[tuple[str, Any, str | None]]:
+    """(name, table, the branch the connector commits to) of each static table (``iceberg.tables``) that
+    ``catalog`` holds; one not created yet is passed over."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    for name in config.tables:
+        try:
+            table = catalog.load_table(name)
+        except NoSuchTableError:
+            continue
+        yield name, table, config.table_config(name).commit_branch
 
 
 _PARTITION_TERM_SEPARATOR = re.compile(r",(?![^()]*\))")  # a comma outside a transform's parentheses
@@ -215,29 +233,16 @@ def parse_iceberg_config(props: Mapping[str, Any]) -> IcebergConfig:
     if file_format.strip().lower() != "parquet":
         raise ConfigException("iceberg.tables.write-props.write.format.default", file_format,
                               "icefloe writes Parquet data files only")
-    return IcebergConfig(
+    return from_values(
+        IcebergConfig, values,
         tables=tables,
-        dynamic_enabled=dynamic,
-        route_field=route_field,
-        auto_create=values["iceberg.tables.auto-create-enabled"],
-        evolve_schema=values["iceberg.tables.evolve-schema-enabled"],
-        force_optional=values["iceberg.tables.schema-force-optional"],
-        case_insensitive=values["iceberg.tables.schema-case-insensitive"],
-        commit_interval_ms=values["iceberg.control.commit.interval-ms"],
-        commit_timeout_ms=values["iceberg.control.commit.timeout-ms"],
-        catalog_name=values["iceberg.catalog"],
         catalog_properties=catalog_props,
         auto_create_props=prefixed(props, "iceberg.tables.auto-create-props."),
         write_props=write_props,
         default_partition_by=tuple(split_partition_by(values["iceberg.tables.default-partition-by"] or "")),
         default_id_columns=_id_columns("iceberg.tables.default-id-columns",
                                        values["iceberg.tables.default-id-columns"] or ""),
-        default_commit_branch=values["iceberg.tables.default-commit-branch"],
-        connect_group_id=values["iceberg.connect.group-id"],
-        control_topic=values["iceberg.control.topic"],
-        control_group_id=values["iceberg.control.group-id"],
         table_overrides=overrides,
-        upsert_mode=values["iceberg.tables.upsert-mode-enabled"],
         cdc_field=cdc_field,
     )
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType, at_least, valid_string
+from connector.config.key_fields import from_values, key_field
 
 COMMIT_MAX_RECORDS = "icefloe.commit.max-records"
 DEFAULT_COMMIT_MAX_RECORDS = 5_000_000
@@ -123,31 +125,34 @@ ICEFLOE_CONFIG = (
 )
 
 
+_icefloe_key = partial(key_field, ICEFLOE_CONFIG)
+
+
 @dataclass(frozen=True)
 class MaintenanceConfig:
-    enabled: bool = True
-    interval_ms: int = 60_000
-    budget_ms: int = 10_000
-    min_input_files: int = 5
-    small_file_ratio: float = 0.75
-    snapshot_max_age_ms: int = 3_600_000
-    snapshot_min_to_keep: int = 10
-    metadata_delete_old: bool = False
-    metadata_delete_on_rest: bool = False
-    orphan_min_age_ms: int = 86_400_000
-    manifests_min_count: int = 50
-    deletes_min_files: int = 10
-    deletes_min_ratio: float = 0.3
+    enabled: bool = _icefloe_key(MAINTENANCE_ENABLED)
+    interval_ms: int = _icefloe_key(MAINTENANCE_INTERVAL_MS)
+    budget_ms: int = _icefloe_key(MAINTENANCE_BUDGET_MS)
+    min_input_files: int = _icefloe_key(COMPACTION_MIN_INPUT_FILES)
+    small_file_ratio: float = _icefloe_key(COMPACTION_SMALL_FILE_RATIO)
+    snapshot_max_age_ms: int = _icefloe_key(SNAPSHOT_MAX_AGE_MS)
+    snapshot_min_to_keep: int = _icefloe_key(SNAPSHOT_MIN_TO_KEEP)
+    metadata_delete_old: bool = _icefloe_key(METADATA_DELETE_OLD)
+    metadata_delete_on_rest: bool = _icefloe_key(METADATA_DELETE_ON_REST)
+    orphan_min_age_ms: int = _icefloe_key(ORPHAN_MIN_AGE_MS)
+    manifests_min_count: int = _icefloe_key(MANIFESTS_MIN_COUNT)
+    deletes_min_files: int = _icefloe_key(DELETES_MIN_FILES)
+    deletes_min_ratio: float = _icefloe_key(DELETES_MIN_RATIO)
 
 
 @dataclass(frozen=True)
 class IcefloeConfig:
-    commit_max_records: int  # 0: unbounded
-    transient_retry_timeout_ms: int = 300_000  # -1: forever
-    kafka_connect_timeout_ms: int = 15_000  # 0: no check at start
-    driver_max_records: int = 20_000  # 0: always on Spark
-    driver_while_spark_starts: bool | None = None  # None: on a local master only
-    takeover: str = "auto"
+    commit_max_records: int = _icefloe_key(COMMIT_MAX_RECORDS)  # 0: unbounded
+    transient_retry_timeout_ms: int = _icefloe_key(TRANSIENT_RETRY_TIMEOUT)  # -1: forever
+    kafka_connect_timeout_ms: int = _icefloe_key(KAFKA_CONNECT_TIMEOUT)  # 0: no check at start
+    driver_max_records: int = _icefloe_key(DRIVER_MAX_RECORDS)  # 0: always on Spark
+    driver_while_spark_starts: bool | None = _icefloe_key(DRIVER_WHILE_SPARK_STARTS)  # None: on a local master only
+    takeover: str = _icefloe_key(TAKEOVER)
     maintenance: MaintenanceConfig = MaintenanceConfig()
 
 
@@ -157,17 +162,4 @@ def is_icefloe_key(key: str) -> bool:
 
 def parse_icefloe_config(props: Mapping[str, Any]) -> IcefloeConfig:
     values = ICEFLOE_CONFIG.parse(props)
-    maintenance = MaintenanceConfig(
-        enabled=values[MAINTENANCE_ENABLED], interval_ms=values[MAINTENANCE_INTERVAL_MS],
-        budget_ms=values[MAINTENANCE_BUDGET_MS], min_input_files=values[COMPACTION_MIN_INPUT_FILES],
-        small_file_ratio=values[COMPACTION_SMALL_FILE_RATIO], snapshot_max_age_ms=values[SNAPSHOT_MAX_AGE_MS],
-        snapshot_min_to_keep=values[SNAPSHOT_MIN_TO_KEEP], metadata_delete_old=values[METADATA_DELETE_OLD],
-        metadata_delete_on_rest=values[METADATA_DELETE_ON_REST],
-        orphan_min_age_ms=values[ORPHAN_MIN_AGE_MS], manifests_min_count=values[MANIFESTS_MIN_COUNT],
-        deletes_min_files=values[DELETES_MIN_FILES], deletes_min_ratio=values[DELETES_MIN_RATIO])
-    return IcefloeConfig(commit_max_records=values[COMMIT_MAX_RECORDS],
-                         transient_retry_timeout_ms=values[TRANSIENT_RETRY_TIMEOUT],
-                         kafka_connect_timeout_ms=values[KAFKA_CONNECT_TIMEOUT],
-                         driver_max_records=values[DRIVER_MAX_RECORDS],
-                         driver_while_spark_starts=values[DRIVER_WHILE_SPARK_STARTS], takeover=values[TAKEOVER],
-                         maintenance=maintenance)
+    return from_values(IcefloeConfig, values, maintenance=from_values(MaintenanceConfig, values))

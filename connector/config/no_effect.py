@@ -51,11 +51,19 @@ def no_effect_warnings(props: Mapping[str, Any], config_def: ConfigDef) -> list[
         key = config_def.config_keys.get(name)
         if name in props and key is not None and _differs(key, props[name]):
             notes.append(f"{name}={props[name]} has no effect in icefloe: {reason}")
+    for keys, reason in no_effect_prefixed(props):
+        notes.append(f"{', '.join(keys)} {'has' if len(keys) == 1 else 'have'} no effect in icefloe: {reason}")
+    return notes
+
+
+def no_effect_prefixed(props: Mapping[str, Any]) -> list[tuple[list[str], str]]:
+    """Per no-effect prefix that keys of ``props`` have: those keys, sorted, and why they have no effect."""
+    found = []
     for prefix, reason in NO_EFFECT_PREFIXES.items():
         keys = sorted(k for k in props if k.startswith(prefix))
         if keys:
-            notes.append(f"{', '.join(keys)} {'has' if len(keys) == 1 else 'have'} no effect in icefloe: {reason}")
-    return notes
+            found.append((keys, reason))
+    return found
 
 
 def _differs(key: ConfigKey, value: Any) -> bool:

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import os
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Callable, Mapping
+from typing import Callable, ClassVar, Mapping
 
 from connector.api.errors import ConfigException
 
@@ -81,18 +82,35 @@ def _read_text(path: str) -> str:
 
 
 @dataclass(frozen=True)
-class FileConfigProvider:
-    """``${file:/path/to/file.properties:key}``: a key of a Java properties file."""
+class _PathProvider(ABC):
+    """A provider whose placeholders name a path, which ``allowed.paths`` must admit, and a key under it."""
 
     allowed: AllowedPaths
+    kind: ClassVar[str]  # the provider's name in messages
+    usage: ClassVar[str]  # how its placeholder is written, for the message when the path is missing
 
     def get(self, path: str, key: str) -> str:
         if not path:
-            raise UnresolvedPlaceholder("the file provider needs a path: ${file:/path/to/file.properties:key}")
+            raise UnresolvedPlaceholder(f"the {self.kind} provider needs a path: {self.usage}")
+        return self.read(self.allowed.check(path), path, key)
+
+    @abstractmethod
+    def read(self, checked: str, path: str, key: str) -> str:
+        """The value of ``key`` under ``checked`` (``path`` normalised; ``path`` as written, for messages)."""
+
+
+@dataclass(frozen=True)
+class FileConfigProvider(_PathProvider):
+    """``${file:/path/to/file.properties:key}``: a key of a Java properties file."""
+
+    kind = "file"
+    usage = "${file:/path/to/file.properties:key}"
+
+    def read(self, checked: str, path: str, key: str) -> str:
         from connector.config.java_properties import parse_properties
 
         try:
-            properties = parse_properties(_read_text(self.allowed.check(path)))
+            properties = parse_properties(_read_text(checked))
         except OSError as exc:
             raise UnresolvedPlaceholder(f"could not read properties from file {path}: {exc.strerror}") from None
         except UnicodeDecodeError:
@@ -103,15 +121,13 @@ class FileConfigProvider:
 
 
 @dataclass(frozen=True)
-class DirectoryConfigProvider:
+class DirectoryConfigProvider(_PathProvider):
     """``${directory:/run/secrets:name}``: the whole content of the file ``name`` in a directory."""
 
-    allowed: AllowedPaths
+    kind = "directory"
+    usage = "${directory:/path/to/dir:file}"
 
-    def get(self, path: str, key: str) -> str:
-        if not path:
-            raise UnresolvedPlaceholder("the directory provider needs a path: ${directory:/path/to/dir:file}")
-        directory = self.allowed.check(path)
+    def read(self, directory: str, path: str, key: str) -> str:
         # Like Kafka, only regular files directly in the directory are values: no sub-paths.
         if "/" in key or key in ("", ".", ".."):
             raise UnresolvedPlaceholder(f"{key} is not a file name in directory {path}")

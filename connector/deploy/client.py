@@ -42,12 +42,7 @@ class ConnectClient:
 
     def connector_config(self, name: str) -> dict[str, str] | None:
         """The config as stored on the worker, or None when there is no such connector."""
-        try:
-            return dict(self._call("GET", f"/connectors/{_seg(name)}/config"))
-        except WorkerError as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return self._found(f"/connectors/{_seg(name)}/config")
 
     def put_config(self, name: str, config: dict[str, str]) -> bool:
         """Create or replace the config; True when the worker created the connector (201)."""
@@ -63,12 +58,7 @@ class ConnectClient:
 
     def status(self, name: str) -> dict[str, Any] | None:
         """The ConnectorStateInfo, or None while the worker has no status for it yet."""
-        try:
-            return dict(self._call("GET", f"/connectors/{_seg(name)}/status"))
-        except WorkerError as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return self._found(f"/connectors/{_seg(name)}/status")
 
     def password_keys(self, connector_class: str) -> frozenset[str]:
         """Keys the plugin declares as PASSWORD; empty when the worker cannot say."""
@@ -77,6 +67,15 @@ class ConnectClient:
         except WorkerError:
             return frozenset()
         return frozenset(k.get("name", "") for k in keys if isinstance(k, dict) and k.get("type") == "PASSWORD")
+
+    def _found(self, path: str) -> dict[str, Any] | None:
+        """``GET path``'s JSON object, or None when the worker answers 404."""
+        try:
+            return dict(self._call("GET", path))
+        except WorkerError as exc:
+            if exc.status == 404:
+                return None
+            raise
 
     def _call(self, method: str, path: str) -> Any:
         response = self._send(method, path)

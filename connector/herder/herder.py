@@ -15,33 +15,15 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from concurrent.futures import Future
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from connector.config.providers import ConfigProviders
-from connector.config.sink_config import SinkConfig
-from connector.herder.common import (
-    HerderCommon,
-    check_tracking,
-    replay_answer,
-    restart_on,
-    task_config,
-)
+from connector.herder.common import HerderCommon, halt_all, patched, restart_on, restart_task_on, task_config
 from connector.herder.connector_runtime import ConnectorRuntime
-from connector.herder.errors import (
-    AlreadyExistsError,
-    BadRequestError,
-    NotFoundError,
-    StartingError,
-)
-from connector.herder.sink_offsets import (
-    alter_answer,
-    not_stopped_message,
-    offsets_answer,
-    parse_alter_request,
-    reset_answer,
-)
+from connector.herder.errors import AlreadyExistsError, BadRequestError, NotFoundError, StartingError
+from connector.herder.sink_offsets import not_stopped_message
 from connector.herder.states import RUNNING, STOPPED
 from connector.herder.store import ConnectorStore
 from connector.spark.runner import SparkTaskRunner
@@ -88,23 +70,11 @@ class Herder(HerderCommon):
         with self._lock:
             runtimes = list(self._runtimes.values())
             self._started = False
-        for runtime in runtimes:
-            runtime.signal_stop()
-        for runtime in runtimes:
-            with runtime.lock:
-                runtime.halt()
+        halt_all(runtimes)
         with self._lock:
             if self._store is not None:
                 self._store.close()
                 self._store = None
-
-    def ready(self) -> bool:
-        """True once the store is loaded and the Spark session is up."""
-        if not self._started:
-            return False
-        if isinstance(self._spark, Future):
-            return self._spark.done() and self._spark.exception() is None
-        return True
 
     # --- configs ----------------------------------------------------------------------------
 
@@ -122,8 +92,7 @@ class Herder(HerderCommon):
         return dict(self._get(name, f"Connector {name} not found").config)
 
     def create_connector(self, name: str, config: dict[str, str], initial_state: str | None = None) -> dict:
-        config = self._named(name, config)
-        self._validate(config)
+        config = self._checked(name, config)
         target = initial_state or RUNNING
         with self._lock:
             if name in self._runtimes:
@@ -133,8 +102,7 @@ class Herder(HerderCommon):
 
     def put_connector_config(self, name: str, config: dict[str, str]) -> tuple[bool, dict]:
         """Create or replace; (created?, ConnectorInfo). A running connector restarts under the new config."""
-        config = self._named(name, config)
-        self._validate(config)
+        config = self._checked(name, config)
         while True:
             with self._lock:
                 runtime = self._runtimes.get(name)
@@ -153,14 +121,7 @@ class Herder(HerderCommon):
         """Merge ``patch`` into the config (``None`` removes a key) and apply it like a PUT."""
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
-            merged = dict(runtime.config)
-            for key, value in patch.items():
-                if value is None:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
-            config = self._named(name, merged)
-            self._validate(config)
+            config = self._checked(name, patched(runtime.config, patch))
             self._require_store().put(name, config, runtime.target_state)
             runtime.update_config(config)
         return self.connector_info(name)
@@ -226,11 +187,7 @@ class Herder(HerderCommon):
         return restart_on(self._get(name, f"Unknown connector: {name}"), include_tasks, only_failed)
 
     def restart_task(self, name: str, task: int) -> None:
-        runtime = self._get(name, f"Unknown connector: {name}")
-        with runtime.lock:
-            if task not in runtime.task_ids():
-                raise NotFoundError(f"Unknown task: {name}-{task}")
-            runtime.restart(connector=False, tasks={task})
+        restart_task_on(self._get(name, f"Unknown connector: {name}"), task)
 
     def delete_connector(self, name: str) -> None:
         runtime = self._get(name, f"Connector {name} not found")
@@ -252,47 +209,22 @@ class Herder(HerderCommon):
         return {name: {"topics": topics}}
 
     def reset_active_topics(self, name: str) -> None:
-        check_tracking(self.worker, reset=True)
+        self._check_tracking(reset=True)
         with self._lock:
             runtime = self._runtimes.get(name)
             if runtime is not None:
                 self._require_store().reset_active_topics(name)
                 runtime.reset_active_topics()
 
-    def _check_tracking(self) -> None:
-        check_tracking(self.worker)
-
     # --- offsets ----------------------------------------------------------------------------
 
-    def offsets(self, name: str) -> dict:
-        return offsets_answer(self._sink_config(self._get(name, f"Connector {name} not found")))
-
-    def alter_offsets(self, name: str, body: dict) -> dict:
-        changes = parse_alter_request(body)
+    @contextmanager
+    def _while_stopped(self, name: str) -> Iterator[dict[str, str]]:
         runtime = self._get(name, f"Connector {name} not found")
         with runtime.lock:
-            self._require_stopped(runtime)
-            return alter_answer(self._sink_config(runtime), changes)
-
-    def reset_offsets(self, name: str) -> dict:
-        runtime = self._get(name, f"Connector {name} not found")
-        with runtime.lock:
-            self._require_stopped(runtime)
-            return reset_answer(self._sink_config(runtime))
-
-    # --- the dead letter queue ----------------------------------------------------------------
-
-    def replay_dlq(self, name: str) -> dict:
-        """``icefloe dlq replay`` with the connector's current config (it may keep running meanwhile)."""
-        return replay_answer(self._sink_config(self._get(name, f"Connector {name} not found")))
-
-    @staticmethod
-    def _require_stopped(runtime: ConnectorRuntime) -> None:
-        if runtime.target_state != STOPPED or runtime.alive:
-            raise BadRequestError(not_stopped_message(runtime.name))
-
-    def _sink_config(self, runtime: ConnectorRuntime) -> SinkConfig:
-        return SinkConfig.parse(self._resolve(dict(runtime.config)), self.worker)
+            if runtime.target_state != STOPPED or runtime.alive:
+                raise BadRequestError(not_stopped_message(runtime.name))
+            yield dict(runtime.config)
 
     # --- helpers ----------------------------------------------------------------------------
 

@@ -16,11 +16,11 @@ from typing import Any, Iterator, Mapping
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
-from pyiceberg.exceptions import NoSuchTableError
 
 from connector.api.record import TopicPartition
 from connector.commit.commit import commit_table
 from connector.commit.coordinator import Coordinator
+from connector.config.iceberg_config import existing_tables
 from connector.config.sink_config import SinkConfig
 from connector.data.catalog import load_catalog
 from connector.herder.errors import BadRequestError, ConnectRestError
@@ -77,11 +77,7 @@ class SinkOffsets:
 
     def _write_tables(self, changes: Mapping[TopicPartition, int | None]) -> None:
         commit_id = str(uuid.uuid4())
-        for table_name in self.config.iceberg.tables:
-            try:
-                self.catalog.load_table(table_name)
-            except NoSuchTableError:
-                continue
+        for table_name, _, _ in existing_tables(self.catalog, self.config.iceberg):
             commit_table(self.catalog, self.config, table_name, [], changes, commit_id, None, rewind=True)
 
     def _write_group(self, changes: Mapping[TopicPartition, int | None]) -> None:

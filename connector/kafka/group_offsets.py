@@ -51,7 +51,7 @@ def commit_group_offsets(
     """
     if not offsets:
         return
-    request = [KafkaTopicPartition(topic, partition, offset) for (topic, partition), offset in sorted(offsets.items())]
+    request = _offset_request(offsets)
     admin = AdminClient(admin_config_from(client_conf))
     futures = admin.alter_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(group_id, request)], request_timeout=timeout
@@ -101,9 +101,7 @@ def commit_as_member(
                                                 f"{timeout:.0f} s to commit its offsets: its members did not "
                                                 "leave"))
             consumer.poll(0.2)
-        request = [KafkaTopicPartition(topic, partition, offset)
-                   for (topic, partition), offset in sorted(offsets.items())]
-        _raise_partition_errors(group_id, consumer.commit(offsets=request, asynchronous=False) or [],
+        _raise_partition_errors(group_id, consumer.commit(offsets=_offset_request(offsets), asynchronous=False) or [],
                                 "commit offsets of")
     finally:
         consumer.close()  # LeaveGroup: the group is empty again
@@ -129,6 +127,11 @@ def read_group_offsets(
     committed = result.topic_partitions or []
     _raise_partition_errors(group_id, committed, "read offsets of")
     return {(tp.topic, tp.partition): tp.offset for tp in committed if tp.offset >= 0}
+
+
+def _offset_request(offsets: Mapping[TopicPartition, int]) -> list[KafkaTopicPartition]:
+    """``offsets`` as the partitions of a commit request, in partition order."""
+    return [KafkaTopicPartition(topic, partition, offset) for (topic, partition), offset in sorted(offsets.items())]
 
 
 def _raise_partition_errors(group_id: str, result: Iterable[KafkaTopicPartition], action: str) -> None:

@@ -79,8 +79,7 @@ def create_app(herder: HerderApi, worker: dict[str, str]) -> FastAPI:
     _connector_routes(app, herder)
     _task_and_state_routes(app, herder)
     _offset_routes(app, herder)
-    _dlq_routes(app, herder)
-    _maintenance_routes(app, herder)
+    _name_routes(app, herder)
     _plugin_routes(app, herder)
     _logger_routes(app, app.state.loggers)
     return app
@@ -111,16 +110,14 @@ async def _json_object(request: Request, what: str) -> dict[str, Any]:
     return body
 
 
+#: What a JSON value is called in a 400's message, by its Python type (bool before int: a bool is an int).
+_JSON_KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "null"), (bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "an array"),
+)
+
+
 def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+    return next((kind for types, kind in _JSON_KINDS if isinstance(value, types)), "an object")
 
 
 def _text(value: Any) -> str:
@@ -229,19 +226,6 @@ def _connector_routes(app: FastAPI, herder: HerderApi) -> None:
         info = await _call(herder.create_connector, name, config, state)
         return JSONResponse(info, status_code=201, headers={"Location": _location(request, name)})
 
-    @app.get("/connectors/{name}")
-    async def connector_info(name: str) -> Any:
-        return await _call(herder.connector_info, name)
-
-    @app.delete("/connectors/{name}")
-    async def delete_connector(name: str) -> Any:
-        await _call(herder.delete_connector, name)
-        return _empty(204)
-
-    @app.get("/connectors/{name}/config")
-    async def get_config(name: str) -> Any:
-        return await _call(herder.connector_config, name)
-
     @app.put("/connectors/{name}/config")
     async def put_config(name: str, request: Request) -> Any:
         config = _string_map(await _json_object(request, "expected the connector config"), "The connector config")
@@ -257,15 +241,6 @@ def _connector_routes(app: FastAPI, herder: HerderApi) -> None:
         patch = _string_map(await _json_object(request, "expected the config keys to change"),
                             "The config patch", allow_null=True)
         return await _call(herder.patch_connector_config, name, patch)
-
-    @app.get("/connectors/{name}/topics")
-    async def topics(name: str) -> Any:
-        return await _call(herder.active_topics, name)
-
-    @app.put("/connectors/{name}/topics/reset")
-    async def reset_topics(name: str) -> Any:
-        await _call(herder.reset_active_topics, name)
-        return _empty(202)
 
 
 def _expanded(herder: HerderApi, names: list[str], expand: list[str]) -> dict[str, dict]:
@@ -285,18 +260,6 @@ def _expanded(herder: HerderApi, names: list[str], expand: list[str]) -> dict[st
 
 
 def _task_and_state_routes(app: FastAPI, herder: HerderApi) -> None:
-    @app.get("/connectors/{name}/status")
-    async def status(name: str) -> Any:
-        return await _call(herder.connector_status, name)
-
-    @app.get("/connectors/{name}/tasks")
-    async def tasks(name: str) -> Any:
-        return await _call(herder.task_configs, name)
-
-    @app.get("/connectors/{name}/tasks-config")
-    async def tasks_config(name: str) -> Any:
-        return await _call(herder.tasks_config, name)
-
     @app.get("/connectors/{name}/tasks/{task}/status")
     async def task_status(name: str, task: str) -> Any:
         return await _call(herder.task_status, name, _task_id(task))
@@ -313,27 +276,8 @@ def _task_and_state_routes(app: FastAPI, herder: HerderApi) -> None:
         result = await _call(herder.restart_connector, name, include_tasks, only_failed)
         return _empty(204) if result is None else JSONResponse(result, status_code=202)
 
-    @app.put("/connectors/{name}/pause")
-    async def pause(name: str) -> Any:
-        await _call(herder.pause, name)
-        return _empty(202)
-
-    @app.put("/connectors/{name}/resume")
-    async def resume(name: str) -> Any:
-        await _call(herder.resume, name)
-        return _empty(202)
-
-    @app.put("/connectors/{name}/stop")
-    async def stop(name: str) -> Any:
-        await _call(herder.stop, name)
-        return _empty(204)
-
 
 def _offset_routes(app: FastAPI, herder: HerderApi) -> None:
-    @app.get("/connectors/{name}/offsets")
-    async def offsets(name: str) -> Any:
-        return await _call(herder.offsets, name)
-
     @app.patch("/connectors/{name}/offsets")
     async def alter_offsets(name: str, request: Request) -> Any:
         body = await _json_object(request, 'expected {"offsets": [{"partition": {...}, "offset": {...}}]}')
@@ -349,24 +293,43 @@ def _offset_routes(app: FastAPI, herder: HerderApi) -> None:
                 raise BadRequestError('The "offset" of an entry must be an object or null')
         return await _call(herder.alter_offsets, name, body)
 
-    @app.delete("/connectors/{name}/offsets")
-    async def reset_offsets(name: str) -> Any:
-        return await _call(herder.reset_offsets, name)
+
+#: The routes that only hand the connector's name to one herder method: HTTP method, path, the herder's
+#: method, and the status of the empty answer (None: the herder's answer is the body).
+_NAME_ROUTES: tuple[tuple[str, str, str, int | None], ...] = (
+    ("GET", "/connectors/{name}", "connector_info", None),
+    ("DELETE", "/connectors/{name}", "delete_connector", 204),
+    ("GET", "/connectors/{name}/config", "connector_config", None),
+    ("GET", "/connectors/{name}/topics", "active_topics", None),
+    ("PUT", "/connectors/{name}/topics/reset", "reset_active_topics", 202),
+    ("GET", "/connectors/{name}/status", "connector_status", None),
+    ("GET", "/connectors/{name}/tasks", "task_configs", None),
+    ("GET", "/connectors/{name}/tasks-config", "tasks_config", None),
+    ("PUT", "/connectors/{name}/pause", "pause", 202),
+    ("PUT", "/connectors/{name}/resume", "resume", 202),
+    ("PUT", "/connectors/{name}/stop", "stop", 204),
+    ("GET", "/connectors/{name}/offsets", "offsets", None),
+    ("DELETE", "/connectors/{name}/offsets", "reset_offsets", None),
+    # icefloe's own: `icefloe dlq replay` for a connector of this worker (docs/operations.md)
+    ("POST", "/connectors/{name}/dlq/replay", "replay_dlq", None),
+    # icefloe's own: the connector's table maintenance (a path Connect does not have, so its clients and the
+    # byte-exact status answers are untouched; docs/rest-api.md)
+    ("GET", "/connectors/{name}/maintenance", "maintenance", None),
+)
 
 
-def _dlq_routes(app: FastAPI, herder: HerderApi) -> None:
-    @app.post("/connectors/{name}/dlq/replay")
-    async def replay_dlq(name: str) -> Any:
-        """icefloe's own: ``icefloe dlq replay`` for a connector of this worker (docs/operations.md)."""
-        return await _call(herder.replay_dlq, name)
+def _name_routes(app: FastAPI, herder: HerderApi) -> None:
+    for method, path, herder_method, empty_status in _NAME_ROUTES:
+        app.add_api_route(path, _name_endpoint(herder, herder_method, empty_status), methods=[method],
+                          name=herder_method)
 
 
-def _maintenance_routes(app: FastAPI, herder: HerderApi) -> None:
-    @app.get("/connectors/{name}/maintenance")
-    async def maintenance(name: str) -> Any:
-        """icefloe's own: the connector's table maintenance (a path Connect does not have, so its clients and
-        the byte-exact status answers are untouched; docs/rest-api.md)."""
-        return await _call(herder.maintenance, name)
+def _name_endpoint(herder: HerderApi, herder_method: str, empty_status: int | None) -> Callable[..., Any]:
+    async def endpoint(name: str) -> Any:
+        answer = await _call(getattr(herder, herder_method), name)
+        return answer if empty_status is None else _empty(empty_status)
+
+    return endpoint
 
 
 def _plugin_routes(app: FastAPI, herder: HerderApi) -> None:

@@ -55,6 +55,7 @@ from connector.api.record import TopicPartition
 from connector.commit.commit import commit_table
 from connector.commit.fencing import Fence, TableNote
 from connector.commit.resume_groups import resume_groups
+from connector.config.iceberg_config import existing_tables
 from connector.config.sink_config import SinkConfig
 from connector.iceberg.snapshot_offsets import (
     committed_offsets,
@@ -477,12 +478,7 @@ def take_over_if_needed(catalog, config: SinkConfig, client_conf: Mapping[str, o
     if mode == "auto":
         java = java_keys(config)
         java_newest = icefloe_offsets = False
-        for name in config.iceberg.tables:
-            try:
-                table = catalog.load_table(name)
-            except NoSuchTableError:
-                continue
-            branch = config.iceberg.table_config(name).commit_branch
+        for _, table, branch in existing_tables(catalog, config.iceberg):
             java_newest = java_newest or java_snapshot_is_newest(table, config.group_id, java, branch)
             icefloe_offsets = icefloe_offsets or bool(committed_offsets(table, config.group_id, branch, java))
         if icefloe_offsets and not java_newest:

@@ -41,6 +41,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connector.api.errors import ConnectException
+from connector.config.iceberg_config import existing_tables
 from connector.faults import fault_point
 from connector.kafka.client_config import (
     _LIBRDKAFKA_GLOBAL_KEYS,
@@ -150,17 +151,10 @@ def recorded_position(catalog: Any, config: Any, dlq_topic: str) -> dict[int, in
     None (read the DLQ from its start) when some table that holds source offsets has no
     position, or no static table has offsets at all.
     """
-    from pyiceberg.exceptions import NoSuchTableError
-
     key = position_key(dlq_topic, config.group_id)
     suffix = "." + config.group_id
     lowest: dict[int, int] | None = None
-    for table_name in config.iceberg.tables:
-        try:
-            table = catalog.load_table(table_name)
-        except NoSuchTableError:
-            continue
-        branch = config.iceberg.table_config(table_name).commit_branch
+    for _, table, branch in existing_tables(catalog, config.iceberg):
         for summary in _summaries(table, branch):
             if key in summary:
                 found = {int(p): int(o) for p, o in json.loads(summary[key]).items()}

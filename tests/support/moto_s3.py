@@ -9,24 +9,17 @@ end of the session (and killed with the test process if that dies first).
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Optional
 
 import pytest
 
-from connector.embedded.tansu import free_port
-
-_LOOPBACK = "127.0.0.1"
+from connector.embedded.process import LOOPBACK, ServerProcess, ServerStartError
 
 
-class S3EndpointStartError(RuntimeError):
+class S3EndpointStartError(ServerStartError):
     """moto_server did not answer in time; the message includes its log."""
 
 
@@ -60,67 +53,18 @@ class S3Endpoint:
                 for item in page.get("Contents", [])]
 
 
-def _die_with_parent() -> Optional[Callable[[], None]]:
-    """A ``preexec_fn`` that has Linux kill the server if the test process is killed."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
-    except OSError:
-        return None
-
-    def set_death_signal() -> None:
-        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-    return set_death_signal
-
-
-class MotoServer:
+class MotoServer(ServerProcess):
     """``python -m moto.server`` on ``127.0.0.1:<free port>``; :meth:`start` waits until it answers."""
 
-    def __init__(self, startup_timeout: float = 30.0) -> None:
-        self._startup_timeout = startup_timeout
-        self._process: Optional[subprocess.Popen[bytes]] = None
-        self.log_path: Optional[str] = None
-        self.port: Optional[int] = None
+    log_prefix = "moto-server-"
+    stop_timeout = 10.0
 
     @property
     def url(self) -> str:
-        if self.port is None:
-            raise RuntimeError("MotoServer is not started")
-        return f"http://{_LOOPBACK}:{self.port}"
+        return f"http://{self.address}"
 
-    def log_text(self) -> str:
-        if not self.log_path or not os.path.exists(self.log_path):
-            return ""
-        with open(self.log_path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-
-    def start(self) -> "MotoServer":
-        attempts = 3  # a port picked by the OS can be taken before the server binds it
-        for attempt in range(1, attempts + 1):
-            self._launch(free_port())
-            try:
-                self._wait_ready()
-                return self
-            except S3EndpointStartError:
-                died = self._process is not None and self._process.poll() is not None
-                self.stop()
-                if not died or attempt == attempts:
-                    raise
-        raise AssertionError("unreachable")
-
-    def _launch(self, port: int) -> None:
-        fd, self.log_path = tempfile.mkstemp(prefix="moto-server-", suffix=".log")
-        self.port = port
-        with os.fdopen(fd, "wb") as log:
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", _LOOPBACK, "-p", str(port)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent(),
-            )
+    def command(self, port: int) -> list[str]:
+        return [sys.executable, "-m", "moto.server", "-H", LOOPBACK, "-p", str(port)]
 
     def _wait_ready(self) -> None:
         import requests
@@ -140,30 +84,6 @@ class MotoServer:
             time.sleep(0.1)
         raise S3EndpointStartError(
             f"moto_server did not answer on {self.url} within {self._startup_timeout:.0f}s:\n{self.log_text()}")
-
-    def pause(self) -> None:
-        """Freeze the server (SIGSTOP): the store is unreachable, its objects kept."""
-        assert self._process is not None, "the server is not running"
-        self._process.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        assert self._process is not None, "the server is not running"
-        self._process.send_signal(signal.SIGCONT)
-
-    def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-    def remove_log(self) -> None:
-        if self.log_path and os.path.exists(self.log_path):
-            os.remove(self.log_path)
 
 
 @pytest.fixture(scope="session")

@@ -34,6 +34,7 @@ from converters.confluent.json_schema_data import (
     JSON_SCHEMA_DATA_CONFIG,
     JsonSchemaData,
     JsonSchemaDocument,
+    decimals_as_floats,
     dumps_json,
     loads_json,
 )
@@ -171,7 +172,8 @@ class JsonSchemaConverter(RegistryConverter):
             self._remember(schema_id, entry.parsed.registered)
             return SchemaAndValue(None, None)
         if entry.parsed.validator is not None:
-            error = next(iter(entry.parsed.validator.iter_errors(_plain(value))), None)
+            # floats for decimals: validators do not know decimal.Decimal
+            error = next(iter(entry.parsed.validator.iter_errors(decimals_as_floats(value))), None)
             if error is not None:
                 raise DataException(f"JSON payload does not match schema {schema_id}: "
                                     f"{error.message}")
@@ -212,16 +214,3 @@ def _spec() -> Any:
     from referencing.jsonschema import DRAFT7
 
     return DRAFT7
-
-
-def _plain(value: Any) -> Any:
-    """Decimals as floats, for validators that do not know ``decimal.Decimal``."""
-    import decimal
-
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value

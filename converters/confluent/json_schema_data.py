@@ -481,22 +481,11 @@ class JsonSchemaData:
         return [(name, sub) for _, _, name, sub in indexed]
 
     def _all_of(self, ctx: "_Ctx", node: JNode, version: int | None, force_optional: bool) -> Schema:
-        const = enum = number = string = combined = reference = None
+        kinds: dict[str, JNode] = {}  # the last subschema of each kind
         properties: dict[str, JNode] = {}
         required: dict[str, bool] = {}
         for sub in node.subschemas:
-            if sub.kind == "const":
-                const = sub
-            elif sub.kind == "enum":
-                enum = sub
-            elif sub.kind == "number":
-                number = sub
-            elif sub.kind == "string":
-                string = sub
-            elif sub.kind == "combined":
-                combined = sub
-            elif sub.kind == "ref":
-                reference = sub
+            kinds[sub.kind] = sub
             self._collect_properties(ctx, sub, properties, required, set())
         if properties:
             builder = SchemaBuilder.struct()
@@ -506,25 +495,10 @@ class JsonSchemaData:
             if force_optional:
                 builder.optional()
             return builder.build()
-        if combined is not None:
-            return self._to_connect(ctx, combined, version, force_optional)
-        if const is not None:
-            if string is not None:
-                return self._to_connect(ctx, string, version, force_optional)
-            if number is not None:
-                return self._to_connect(ctx, number, version, force_optional)
-        elif enum is not None:
-            if string is not None:
-                return self._to_connect(ctx, enum, version, force_optional)
-            if number is not None:
-                return self._to_connect(ctx, number, version, force_optional)
-        elif string is not None and string.format is not None:
-            if number is not None:
-                return self._to_connect(ctx, number, version, force_optional)
-            return self._to_connect(ctx, string, version, force_optional)
-        elif reference is not None:
-            return self._to_connect(ctx, reference, version, force_optional)
-        raise DataException(f"Unsupported criterion allOf for {json.dumps(node.raw)[:200]}")
+        member = _all_of_member(kinds)
+        if member is None:
+            raise DataException(f"Unsupported criterion allOf for {json.dumps(node.raw)[:200]}")
+        return self._to_connect(ctx, member, version, force_optional)
 
     def _collect_properties(self, ctx: "_Ctx", node: JNode, properties: dict, required: dict,
                             visited: set) -> None:
@@ -548,7 +522,7 @@ class JsonSchemaData:
     def to_connect_value(self, schema: Schema | None, value: Any) -> Any:
         """Convert a decoded JSON value (``json.loads`` with ``parse_float=Decimal``) to Connect."""
         if schema is None:
-            return None if value is _MISSING else _schemaless(value)
+            return None if value is _MISSING else decimals_as_floats(value)
         if value is None or value is _MISSING:
             if schema.default is not None:
                 return schema.default
@@ -827,6 +801,20 @@ class _Ctx:
 # helpers
 # ==================================================================================================
 
+def _all_of_member(kinds: Mapping[str, JNode]) -> JNode | None:
+    """The subschema an ``allOf`` without object properties reads as, given its last subschema of each kind."""
+    string, number = kinds.get("string"), kinds.get("number")
+    if "combined" in kinds:
+        return kinds["combined"]
+    if "const" in kinds:
+        return string if string is not None else number
+    if "enum" in kinds:
+        return kinds["enum"] if string is not None else number
+    if string is not None and string.format is not None:
+        return number if number is not None else string
+    return kinds.get("ref")
+
+
 def _builder_name(builder: SchemaBuilder) -> str | None:
     return builder.build().name
 
@@ -864,20 +852,16 @@ def _is_integral(v: Any) -> bool:
         return False
 
 
+# Jackson's JsonNodeType names of decoded JSON values, tested in order (a bool is an int, not a NUMBER)
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "NULL"), (bool, "BOOLEAN"), ((int, float, _decimal.Decimal), "NUMBER"), (str, "STRING"),
+    (list, "ARRAY"), (dict, "OBJECT"),
+)
+
+
 def _json_type(v: Any) -> str:
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "BOOLEAN"
-    if _is_number(v):
-        return "NUMBER"
-    if isinstance(v, str):
-        return "STRING"
-    if isinstance(v, list):
-        return "ARRAY"
-    if isinstance(v, dict):
-        return "OBJECT"
-    return type(v).__name__
+    """The kind of a decoded JSON value as Confluent's messages name it."""
+    return next((name for types, name in _JSON_TYPES if isinstance(v, types)), type(v).__name__)
 
 
 def _short(v: Any) -> str:
@@ -917,17 +901,14 @@ def _match_struct(schema: Schema, value: Any) -> int:
     return score
 
 
-def _schemaless(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, (float, _decimal.Decimal)):
+def decimals_as_floats(value: Any) -> Any:
+    """A decoded JSON value (:func:`loads_json`) with its decimal numbers as floats: a schemaless value."""
+    if isinstance(value, _decimal.Decimal):
         return float(value)
     if isinstance(value, list):
-        return [_schemaless(e) for e in value]
+        return [decimals_as_floats(e) for e in value]
     if isinstance(value, dict):
-        return {k: _schemaless(v) for k, v in value.items()}
+        return {k: decimals_as_floats(v) for k, v in value.items()}
     return value
 
 

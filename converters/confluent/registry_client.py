@@ -59,8 +59,10 @@ from requests.adapters import HTTPAdapter
 
 from connector.api.errors import ConfigException, DataException
 from connector.api.lru import LRUCache
+from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.base import Converter
+from converters.confluent import wire_format
 from converters.confluent.serde_config import (
     CLIENT_CONFIG,
     SCHEMA_REGISTRY_URL_CONFIG,
@@ -661,6 +663,8 @@ class RegistryConverter(Converter):
 
     SCHEMA_TYPE = "AVRO"
     CONFIG_DEF = SERDE_CONFIG
+    #: Whether a value's header carries message indexes after the schema id (Protobuf).
+    MESSAGE_INDEXES = False
 
     def __init__(self, client: SchemaRegistryClient | None = None):
         self._client = client
@@ -712,21 +716,48 @@ class RegistryConverter(Converter):
             raise ConfigException("The converter is not configured: call configure() first")
         return self._client
 
+    def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
+                        ) -> SchemaAndValue:
+        """Decode a Confluent-framed value into ``SchemaAndValue``; null -> ``(None, None)``."""
+        if data is None:
+            return SchemaAndValue(None, None)
+        schema_id, payload = wire_format.parse(data, protobuf=self.MESSAGE_INDEXES, headers=headers,
+                                               is_key=self.is_key)
+        entry = self._entry(topic, schema_id)
+        decoded = self._decode(entry, schema_id, payload)
+        try:
+            read = self._to_connect(entry, decoded)
+        except Exception as exc:
+            raise DataException(f"{self._unconvertible(entry, schema_id)}: {exc}") from exc
+        self._remember(schema_id, entry.parsed.registered)
+        return read
+
     def schema_id_of(self, data: bytes | None, headers: Any = None) -> int | None:
         """The registry schema id ``data`` was written with (None for null or GUID-framed values)."""
-        from converters.confluent import wire_format
-
         return wire_format.schema_id_of(data, headers=headers, is_key=self.is_key)
 
     def connect_schema_of(self, topic: str | None, schema_id: int) -> Schema | None:
         """The (cached) Connect schema values written with registry schema ``schema_id`` get."""
-        from converters.confluent import wire_format
-
         return self._entry(topic, wire_format.SchemaId(id=schema_id)).connect_schema
 
     @abc.abstractmethod
     def _entry(self, topic: str | None, schema_id: Any) -> Any:
-        """What reading values written with ``schema_id`` on ``topic`` needs, ``connect_schema`` among it."""
+        """What reading values written with ``schema_id`` on ``topic`` needs.
+
+        Its ``connect_schema`` is the values' Connect schema and ``parsed.registered`` their registry schema.
+        """
+
+    @abc.abstractmethod
+    def _decode(self, entry: Any, schema_id: Any, payload: memoryview) -> Any:
+        """A value's ``payload`` (after its header) as the format's library reads it; DataException if it cannot."""
+
+    @abc.abstractmethod
+    def _to_connect(self, entry: Any, decoded: Any) -> SchemaAndValue:
+        """The Connect data of a decoded payload."""
+
+    @abc.abstractmethod
+    def _unconvertible(self, entry: Any, schema_id: Any) -> str:
+        """What the error says of a decoded payload :meth:`_to_connect` failed on."""
 
     # -- helpers for subclasses --
 

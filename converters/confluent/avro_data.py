@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any, Mapping
 
-from connector.api.config_def import ConfigDef, ConfigType
+from connector.api.config_def import ConfigDef
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, logical_type_of, unscaled_to_bytes
 from connector.api.lru import LRUCache
@@ -72,6 +72,7 @@ from converters.confluent.connect_names import (
 )
 from converters.confluent.connect_schemas import non_optional, present
 from converters.confluent.connect_values import checked_scalar, field_value, logical_to_raw
+from converters.confluent.data_config import flag, keyword_arguments
 from converters.confluent.sum_types import (
     enum_parameter,
     enum_symbols,
@@ -550,23 +551,18 @@ ANYTHING_SCHEMA_JSON = {
 
 
 #: Confluent's ``AvroDataConfig`` (its ``schemas.cache.config`` is the converter's, declared with the client's).
-AVRO_DATA_CONFIG = (
-    ConfigDef()
-    .define("connect.meta.data", ConfigType.BOOLEAN, True, importance="low",
-            doc="record/field docs, enum docs and defaults become `io.confluent.connect.avro.*` parameters")
-    .define("enhanced.avro.schema.support", ConfigType.BOOLEAN, False, importance="medium",
-            doc="union branch names use record full names")
-    .define("generalized.sum.type.support", ConfigType.BOOLEAN, False, importance="medium",
-            doc="unions and enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`")
-    .define("scrub.invalid.names", ConfigType.BOOLEAN, False, importance="medium",
-            doc="writing: invalid Avro names are rewritten")
-    .define("ignore.default.for.nullables", ConfigType.BOOLEAN, False, importance="low",
-            doc="writing: a null field is not replaced by its default")
-    .define("flatten.singleton.unions", ConfigType.BOOLEAN, True, importance="low",
-            doc="a one-branch union `[T]` reads as `T`")
-    .define("allow.optional.map.keys", ConfigType.BOOLEAN, False, importance="low",
-            doc="writing: a map with optional string keys becomes an Avro `map` (else an array of entries)")
-)
+AVRO_DATA_CONFIG = ConfigDef([
+    flag("connect.meta.data", True, "low",
+         "record/field docs, enum docs and defaults become `io.confluent.connect.avro.*` parameters"),
+    flag("enhanced.avro.schema.support", False, "medium", "union branch names use record full names"),
+    flag("generalized.sum.type.support", False, "medium",
+         "unions and enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`"),
+    flag("scrub.invalid.names", False, "medium", "writing: invalid Avro names are rewritten"),
+    flag("ignore.default.for.nullables", False, "low", "writing: a null field is not replaced by its default"),
+    flag("flatten.singleton.unions", True, "low", "a one-branch union `[T]` reads as `T`"),
+    flag("allow.optional.map.keys", False, "low",
+         "writing: a map with optional string keys becomes an Avro `map` (else an array of entries)"),
+])
 
 
 class AvroData:
@@ -598,16 +594,7 @@ class AvroData:
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> "AvroData":
         """From parsed ``AVRO_DATA_CONFIG`` values plus ``schemas.cache.config``."""
-        return cls(
-            connect_meta_data=values["connect.meta.data"],
-            enhanced_avro_schema_support=values["enhanced.avro.schema.support"],
-            generalized_sum_type_support=values["generalized.sum.type.support"],
-            scrub_invalid_names=values["scrub.invalid.names"],
-            ignore_default_for_nullables=values["ignore.default.for.nullables"],
-            flatten_singleton_unions=values["flatten.singleton.unions"],
-            allow_optional_map_keys=values["allow.optional.map.keys"],
-            cache_size=max(1, values["schemas.cache.config"]),
-        )
+        return cls(**keyword_arguments(AVRO_DATA_CONFIG, values), cache_size=max(1, values["schemas.cache.config"]))
 
     # ---------------------------------------------------------------------------------------------
     # names

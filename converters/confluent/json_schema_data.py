@@ -47,7 +47,7 @@ import json
 import math
 from typing import Any, Mapping
 
-from connector.api.config_def import ConfigDef, ConfigType, case_insensitive_valid_string
+from connector.api.config_def import ConfigDef, ConfigKey, ConfigType, case_insensitive_valid_string
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp
 from connector.api.schema import Schema, SchemaBuilder, Type
@@ -68,6 +68,7 @@ from converters.confluent.connect_values import (
     field_value,
     logical_to_raw,
 )
+from converters.confluent.data_config import flag, keyword_arguments
 from converters.confluent.sum_types import (
     enum_parameter,
     enum_symbols,
@@ -294,21 +295,16 @@ class JsonSchemaDocument:
 # ==================================================================================================
 
 #: Confluent's ``JsonSchemaDataConfig``.
-JSON_SCHEMA_DATA_CONFIG = (
-    ConfigDef()
-    .define("use.optional.for.nonrequired", ConfigType.BOOLEAN, False, importance="medium",
-            doc="properties not listed in `required` are optional")
-    .define("object.additional.properties", ConfigType.BOOLEAN, True, importance="medium",
-            doc="writing: `false` writes `\"additionalProperties\": false`")
-    .define("decimal.format", ConfigType.STRING, "BASE64", case_insensitive_valid_string("BASE64", "NUMERIC"),
-            "low", "writing: Decimals as base64 text or JSON numbers")
-    .define("generalized.sum.type.support", ConfigType.BOOLEAN, False, importance="medium",
-            doc="`oneOf` / enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`")
-    .define("flatten.singleton.unions", ConfigType.BOOLEAN, True, importance="low",
-            doc="a one-branch `oneOf` reads as its branch")
-    .define("ignore.default.for.nullables", ConfigType.BOOLEAN, False, importance="low",
-            doc="writing: a null field is not replaced by its default")
-)
+JSON_SCHEMA_DATA_CONFIG = ConfigDef([
+    flag("use.optional.for.nonrequired", False, "medium", "properties not listed in `required` are optional"),
+    flag("object.additional.properties", True, "medium", "writing: `false` writes `\"additionalProperties\": false`"),
+    ConfigKey("decimal.format", ConfigType.STRING, "BASE64", case_insensitive_valid_string("BASE64", "NUMERIC"),
+              "low", "writing: Decimals as base64 text or JSON numbers"),
+    flag("generalized.sum.type.support", False, "medium",
+         "`oneOf` / enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`"),
+    flag("flatten.singleton.unions", True, "low", "a one-branch `oneOf` reads as its branch"),
+    flag("ignore.default.for.nullables", False, "low", "writing: a null field is not replaced by its default"),
+])
 
 
 class JsonSchemaData:
@@ -330,14 +326,7 @@ class JsonSchemaData:
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> "JsonSchemaData":
         """From parsed ``JSON_SCHEMA_DATA_CONFIG`` values."""
-        return cls(
-            use_optional_for_nonrequired=values["use.optional.for.nonrequired"],
-            object_additional_properties=values["object.additional.properties"],
-            decimal_format=values["decimal.format"],
-            generalized_sum_type_support=values["generalized.sum.type.support"],
-            flatten_singleton_unions=values["flatten.singleton.unions"],
-            ignore_default_for_nullables=values["ignore.default.for.nullables"],
-        )
+        return cls(**keyword_arguments(JSON_SCHEMA_DATA_CONFIG, values))
 
     # ---------------------------------------------------------------------------------------------
     # JSON Schema -> Connect schema

@@ -123,19 +123,18 @@ NO_DEFAULT: Any = type("NoDefault", (), {"__repr__": lambda self: "NO_DEFAULT"})
 # Avro schema model
 # ==================================================================================================
 
+@dataclass(eq=False, slots=True)
 class AvroField:
-    __slots__ = ("name", "schema", "doc", "default", "props", "aliases", "order", "pos")
+    """A record's field; ``default`` is :data:`NO_DEFAULT` when it has none, ``props`` its other properties."""
 
-    def __init__(self, name: str, schema: "AvroSchema", doc: str | None, default: Any,
-                 props: dict, aliases: list[str], order: str | None, pos: int):
-        self.name = name
-        self.schema = schema
-        self.doc = doc
-        self.default = default
-        self.props = props
-        self.aliases = aliases
-        self.order = order
-        self.pos = pos
+    name: str
+    schema: AvroSchema
+    doc: str | None
+    default: Any
+    props: dict
+    aliases: list[str]
+    order: str | None
+    pos: int
 
     @property
     def has_default(self) -> bool:

@@ -522,6 +522,12 @@ def _java_string(value: Any) -> str:
 
 
 _LOGICAL_NAMES = {Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME}
+#: The logical types over integers: their class, underlying type and the unit of their values.
+_INTEGER_LOGICAL_TYPES: dict[str, tuple[Any, Type, str]] = {
+    Date.LOGICAL_NAME: (Date, Type.INT32, "days"),
+    Time.LOGICAL_NAME: (Time, Type.INT32, "ms"),
+    Timestamp.LOGICAL_NAME: (Timestamp, Type.INT64, "ms"),
+}
 
 _CONNECT_TO_AVRO_TYPE = {
     Type.INT32: "int", Type.INT64: "long", Type.FLOAT32: "float", Type.FLOAT64: "double",
@@ -1483,28 +1489,16 @@ def _to_logical(schema: Schema, value: Any) -> Any:
             raise DataException(f"Invalid type for Decimal, underlying representation should be "
                                 f"bytes but was {type(value).__name__}")
         return Decimal.to_logical(schema, bytes(value))
-    if name == Date.LOGICAL_NAME and schema.type is Type.INT32:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise DataException(f"Invalid type for Date, underlying representation should be "
-                                f"int32 but was {type(value).__name__}")
-        try:
-            return Date.to_logical(schema, value)
-        except OverflowError as exc:
-            raise DataException(f"Date {value} days from the epoch is out of range") from exc
-    if name == Time.LOGICAL_NAME and schema.type is Type.INT32:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise DataException(f"Invalid type for Time, underlying representation should be "
-                                f"int32 but was {type(value).__name__}")
-        return Time.to_logical(schema, value)
-    if name == Timestamp.LOGICAL_NAME and schema.type is Type.INT64:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise DataException(f"Invalid type for Timestamp, underlying representation should be "
-                                f"int64 but was {type(value).__name__}")
-        try:
-            return Timestamp.to_logical(schema, value)
-        except OverflowError as exc:
-            raise DataException(f"Timestamp {value} ms from the epoch is out of range") from exc
-    return value
+    logical, underlying, unit = _INTEGER_LOGICAL_TYPES.get(name, (None, None, None))
+    if logical is None or schema.type is not underlying:
+        return value
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DataException(f"Invalid type for {logical.__name__}, underlying representation should be "
+                            f"{underlying.name.lower()} but was {type(value).__name__}")
+    try:
+        return logical.to_logical(schema, value)
+    except OverflowError as exc:
+        raise DataException(f"{logical.__name__} {value} {unit} from the epoch is out of range") from exc
 
 
 def _from_logical(schema: Schema, value: Any) -> Any:

@@ -1096,14 +1096,22 @@ class AvroData:
         return NAMESPACE, DEFAULT_SCHEMA_NAME + (str(ctx.name_index) if ctx.name_index > 1 else "")
 
     def _named(self, ctx: "_FromConnectContext", kind: str, ns: str | None, short: str,
-               enclosing_ns: str | None) -> tuple[dict, str]:
+               enclosing_ns: str | None) -> dict | str:
+        """A named type's head to fill in, or its full name where the schema has defined it already.
+
+        Avro defines a name once and refers to it by its full name after that
+        (the definition counts from here, so its own fields may refer to it).
+        """
         full = f"{ns}.{short}" if ns else short
+        if full in ctx.defined:
+            return full
+        ctx.defined.add(full)
         head: dict[str, Any] = {"type": kind, "name": short}
         if ns:
             head["namespace"] = ns
         elif enclosing_ns:
             head["namespace"] = ""
-        return head, full
+        return head
 
     def _from_connect(self, schema: Schema, ctx: "_FromConnectContext", ignore_optional: bool,
                       enclosing_ns: str | None) -> Any:
@@ -1132,11 +1140,8 @@ class AvroData:
                 _, short = self._name_or_default(ctx, schema.name)
                 enum_full = params.get(param) or short
                 ens, eshort = self._split_name(enum_full)
-                base, full = self._named(ctx, "enum", ens, eshort or "", enclosing_ns)
-                if full in ctx.defined:
-                    base = full
-                else:
-                    ctx.defined.add(full)
+                base = self._named(ctx, "enum", ens, eshort or "", enclosing_ns)
+                if isinstance(base, dict):
                     doc = params.get(AVRO_ENUM_DOC_PREFIX_PROP + str(short))
                     if doc is not None:
                         base["doc"] = doc
@@ -1149,11 +1154,8 @@ class AvroData:
         elif t is Type.BYTES:
             if _is_fixed_schema(schema):
                 ns, short = self._name_or_default(ctx, schema.name)
-                base, full = self._named(ctx, "fixed", ns, short, enclosing_ns)
-                if full in ctx.defined:
-                    base = full
-                else:
-                    ctx.defined.add(full)
+                base = self._named(ctx, "fixed", ns, short, enclosing_ns)
+                if isinstance(base, dict):
                     base["size"] = int(params[CONNECT_AVRO_FIXED_SIZE_PROP])
             else:
                 base = {"type": "bytes"}
@@ -1176,18 +1178,14 @@ class AvroData:
                 else:
                     ns, short = self._name_or_default(ctx, schema.name)
                     internal = True
-                record, full = self._named(ctx, "record", ns, short, enclosing_ns)
-                if full in ctx.defined:
-                    items: Any = full
-                else:
-                    ctx.defined.add(full)
-                    record["fields"] = [
+                items = self._named(ctx, "record", ns, short, enclosing_ns)
+                if isinstance(items, dict):
+                    items["fields"] = [
                         self._avro_field(KEY_FIELD, ks, None, ctx, ns),  # type: ignore[arg-type]
                         self._avro_field(VALUE_FIELD, schema.value_schema, None, ctx, ns),  # type: ignore[arg-type]
                     ]
                     if internal:
-                        record[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
-                    items = record
+                        items[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
                 base = {"type": "array", "items": items}
         elif t is Type.STRUCT:
             if _is_union_schema(schema):
@@ -1201,11 +1199,8 @@ class AvroData:
             if schema.optional:
                 return ["null", self._from_connect(non_optional(schema), ctx, False, enclosing_ns)]
             ns, short = self._name_or_default(ctx, schema.name)
-            base, full = self._named(ctx, "record", ns, short, enclosing_ns)
-            if full in ctx.defined:
-                base = full
-            else:
-                ctx.defined.add(full)
+            base = self._named(ctx, "record", ns, short, enclosing_ns)
+            if isinstance(base, dict):
                 doc = params.get(AVRO_RECORD_DOC_PROP)
                 if doc is not None:
                     base["doc"] = doc

@@ -88,8 +88,6 @@ MAP_ENTRY_TYPE_NAME = "MapEntry"
 
 CONNECT_NAME_PROP = "connect.name"
 CONNECT_DOC_PROP = "connect.doc"
-CONNECT_RECORD_DOC_PROP = "connect.record.doc"
-CONNECT_ENUM_DOC_PROP = "connect.enum.doc"
 CONNECT_DEFAULT_VALUE_PROP = "connect.default"
 CONNECT_INTERNAL_TYPE_NAME = "connect.internal.type"
 AVRO_RECORD_DOC_PROP = NAMESPACE + ".record.doc"
@@ -104,9 +102,6 @@ AVRO_TYPE_ENUM = NAMESPACE + ".Enum"
 AVRO_TYPE_ANYTHING = NAMESPACE + ".Anything"
 AVRO_PROP = "avro"
 AVRO_LOGICAL_TYPE_PROP = "logicalType"
-AVRO_LOGICAL_TIMESTAMP_MILLIS = "timestamp-millis"
-AVRO_LOGICAL_TIME_MILLIS = "time-millis"
-AVRO_LOGICAL_DATE = "date"
 AVRO_LOGICAL_DECIMAL = "decimal"
 AVRO_LOGICAL_DECIMAL_SCALE_PROP = "scale"
 AVRO_LOGICAL_DECIMAL_PRECISION_PROP = "precision"
@@ -522,6 +517,11 @@ def _java_string(value: Any) -> str:
 
 
 _LOGICAL_NAMES = {Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME}
+#: Avro's logical types over int and long that are Connect's Date, Time and Timestamp, and back.
+_CONNECT_LOGICAL_TYPES: dict[tuple[str, str], Any] = {
+    ("int", "date"): Date, ("int", "time-millis"): Time, ("long", "timestamp-millis"): Timestamp,
+}
+_AVRO_LOGICAL_TYPE_OF = {cls.LOGICAL_NAME: logical for (_, logical), cls in _CONNECT_LOGICAL_TYPES.items()}
 #: The logical types over integers: their class, underlying type and the unit of their values.
 _INTEGER_LOGICAL_TYPES: dict[str, tuple[Any, Type, str]] = {
     Date.LOGICAL_NAME: (Date, Type.INT32, "days"),
@@ -686,15 +686,8 @@ class AvroData:
         elif k == "float":
             spec = _Spec(Type.FLOAT32)
         elif k == "int":
-            if type_prop is None and logical is None:
-                spec = _Spec(Type.INT32)
-            elif logical is not None:
-                if logical.lower() == AVRO_LOGICAL_DATE:
-                    spec = _logical_spec(Date)
-                elif logical.lower() == AVRO_LOGICAL_TIME_MILLIS:
-                    spec = _logical_spec(Time)
-                else:
-                    spec = _Spec(Type.INT32)
+            if type_prop is None or logical is not None:  # a logical type wins over connect.type
+                spec = _integer_spec(k, logical, Type.INT32)
             else:
                 int_types: dict[Any, Type] = {CONNECT_TYPE_INT8: Type.INT8, CONNECT_TYPE_INT16: Type.INT16}
                 connect_type = int_types.get(type_prop)
@@ -702,10 +695,7 @@ class AvroData:
                     raise DataException("Connect type annotation for Avro int field is null")
                 spec = _Spec(connect_type)
         elif k == "long":
-            if logical is not None and logical.lower() == AVRO_LOGICAL_TIMESTAMP_MILLIS:
-                spec = _logical_spec(Timestamp)
-            else:
-                spec = _Spec(Type.INT64)
+            spec = _integer_spec(k, logical, Type.INT64)
         elif k == "string":
             spec = _Spec(Type.STRING)
         elif k == "array":
@@ -1242,12 +1232,8 @@ class AvroData:
                     base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DECIMAL
                 if CONNECT_DECIMAL_PRECISION_PROP in params or force_legacy_decimal:
                     base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DECIMAL
-            elif schema.name == Time.LOGICAL_NAME:
-                base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_TIME_MILLIS
-            elif schema.name == Timestamp.LOGICAL_NAME:
-                base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_TIMESTAMP_MILLIS
-            elif schema.name == Date.LOGICAL_NAME:
-                base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DATE
+            elif schema.name in _AVRO_LOGICAL_TYPE_OF:
+                base[AVRO_LOGICAL_TYPE_PROP] = _AVRO_LOGICAL_TYPE_OF[schema.name]
             for pk, pv in params.items():
                 if pk.startswith(AVRO_PROP):
                     base[pk] = pv
@@ -1440,6 +1426,12 @@ def _logical_spec(cls: Any) -> _Spec:
     return spec
 
 
+def _integer_spec(kind: str, logical: str | None, plain: Type) -> _Spec:
+    """An Avro int or long: Connect's Date, Time or Timestamp for their Avro logical types, else ``plain``."""
+    cls = _CONNECT_LOGICAL_TYPES.get((kind, logical.lower())) if logical is not None else None
+    return _logical_spec(cls) if cls is not None else _Spec(plain)
+
+
 def _is_map_entry(node: AvroSchema) -> bool:
     if node.kind != "record":
         return False
@@ -1450,11 +1442,6 @@ def _is_map_entry(node: AvroSchema) -> bool:
 
 def _is_union_schema(schema: Schema) -> bool:
     return schema.name == AVRO_TYPE_UNION or is_generalized_union(schema)
-
-
-def _is_enum_schema(schema: Schema) -> bool:
-    params = schema.parameters or {}
-    return schema.type is Type.STRING and is_enum(params, AVRO_TYPE_ENUM)
 
 
 def _is_fixed_schema(schema: Schema) -> bool:

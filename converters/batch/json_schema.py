@@ -55,7 +55,7 @@ from converters.batch.json_payloads import (
 from converters.batch.registry_frame import FRAME, RegistryBatchReader
 from converters.batch.typed import DecodedBatch
 from converters.confluent.json_schema_data import JSON_TYPE_ONE_OF
-from converters.confluent.sum_types import is_generalized_union
+from converters.confluent.sum_types import is_union
 
 
 class JsonSchemaBatchReader(RegistryBatchReader):
@@ -86,7 +86,7 @@ def _beyond_json_converter(schema: Schema, name: str) -> str | None:
     if schema.type is Type.FLOAT32:
         return f"a FLOAT32{where}"
     if schema.type is Type.STRUCT:
-        if schema.name == JSON_TYPE_ONE_OF or is_generalized_union(schema):
+        if is_union(schema, JSON_TYPE_ONE_OF):
             return f"a union{where}"
         for field in schema.fields():
             found = _beyond_json_converter(field.schema, f"{name}.{field.name}" if name else field.name)

@@ -66,21 +66,13 @@ from converters.confluent.connect_names import (
     CONNECT_TYPE_PROP,
     CONNECT_VERSION_PROP,
     DEFAULT_SCHEMA_NAME,
-    GENERALIZED_TYPE_UNION,
     KEY_FIELD,
     VALUE_FIELD,
 )
 from converters.confluent.connect_schemas import non_optional, present
 from converters.confluent.connect_values import checked_scalar, field_value, logical_to_raw
 from converters.confluent.data_config import flag, keyword_arguments
-from converters.confluent.sum_types import (
-    enum_parameter,
-    enum_symbols,
-    generalized_union_field_name,
-    generalized_union_name,
-    is_enum,
-    is_generalized_union,
-)
+from converters.confluent.sum_types import SumTypes, generalized_union_field_name
 
 NAMESPACE = "io.confluent.connect.avro"
 DEFAULT_SCHEMA_FULL_NAME = NAMESPACE + "." + DEFAULT_SCHEMA_NAME
@@ -588,6 +580,7 @@ class AvroData:
         self.connect_meta_data = connect_meta_data
         self.enhanced = enhanced_avro_schema_support
         self.generalized = generalized_sum_type_support
+        self.sum_types = SumTypes(AVRO_TYPE_ENUM, AVRO_TYPE_UNION, generalized_sum_type_support)
         self.scrub = scrub_invalid_names
         self.ignore_default_for_nullables = ignore_default_for_nullables
         self.flatten_singleton_unions = flatten_singleton_unions
@@ -744,10 +737,7 @@ class AvroData:
                     spec.params[AVRO_ENUM_DOC_PREFIX_PROP + str(short)] = node.doc
                 if node.enum_default is not None:
                     spec.params[AVRO_ENUM_DEFAULT_PREFIX_PROP + str(short)] = node.enum_default
-            param = enum_parameter(self.generalized, AVRO_TYPE_ENUM)
-            spec.params[param] = node.name  # type: ignore[assignment]
-            for i, symbol in enumerate(node.symbols):
-                spec.params[f"{param}.{symbol}"] = str(i) if self.generalized else symbol
+            spec.params.update(self.sum_types.enum_parameters(node.name, node.symbols))  # type: ignore[arg-type]
         elif k == "union":
             branches = node.branches
             if len(branches) == 1 and self.flatten_singleton_unions:
@@ -755,15 +745,11 @@ class AvroData:
             if len(branches) == 2 and any(b.kind == "null" for b in branches):
                 member = next(b for b in branches if b.kind != "null")
                 return self._to_connect(member, True, NO_DEFAULT, doc_default, None, stack)
-            if self.generalized:
-                union_name = generalized_union_name(self._union_index)
-                self._union_index += 1
-            else:
-                union_name = AVRO_TYPE_UNION
+            union_name, union_params = self.sum_types.union(self._union_index)
+            self._union_index += 1
             spec = _Spec(Type.STRUCT)
             spec.name = union_name
-            if self.generalized:
-                spec.params[GENERALIZED_TYPE_UNION] = union_name
+            spec.params.update(union_params)
             seen: set[str] = set()
             for i, member in enumerate(branches):
                 if member.kind == "null":
@@ -934,7 +920,7 @@ class AvroData:
                 first = node.branches[0]
                 if first.kind == "null":
                     return None
-                if schema.type is Type.STRUCT and _is_union_schema(schema):
+                if schema.type is Type.STRUCT and self.sum_types.is_union(schema):
                     fname = self.union_member_field_name(first, 0)
                     member = schema.field(fname)
                     if member is None:
@@ -1124,9 +1110,9 @@ class AvroData:
         elif t is Type.BOOLEAN:
             base = {"type": "boolean"}
         elif t is Type.STRING:
-            if (self.generalized or self.enhanced) and is_enum(params, AVRO_TYPE_ENUM):
-                param = enum_parameter(self.generalized, AVRO_TYPE_ENUM)
-                symbols = list(enum_symbols(params, param))
+            if (self.generalized or self.enhanced) and self.sum_types.is_enum(params):
+                param = self.sum_types.enum_parameter
+                symbols = list(self.sum_types.enum_symbols(params))
                 _, short = self._name_or_default(ctx, schema.name)
                 enum_full = params.get(param) or short
                 ens, eshort = self._split_name(enum_full)
@@ -1178,7 +1164,7 @@ class AvroData:
                         items[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
                 base = {"type": "array", "items": items}
         elif t is Type.STRUCT:
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 members: list[Any] = []
                 if schema.optional:
                     members.append("null")
@@ -1287,7 +1273,7 @@ class AvroData:
                 return [[self._default_to_avro(ks, k), self._default_to_avro(schema.value_schema, v)]  # type: ignore[arg-type]
                         for k, v in value.items()]
             if t is Type.STRUCT:
-                is_union = _is_union_schema(schema)
+                is_union = self.sum_types.is_union(schema)
                 out = {}
                 for f in schema.fields():
                     fd = self._default_to_avro(f.schema, value.get(f))
@@ -1318,7 +1304,7 @@ class AvroData:
         if node.kind == "union":
             if is_connect_union(node, self.flatten_singleton_unions):
                 wrappers = compiled.wrappers[id(node)]
-                if _is_union_schema(schema):
+                if self.sum_types.is_union(schema):
                     if not isinstance(value, Struct) or value.schema != schema:
                         raise DataException("Mismatching struct schema")
                     names = self.union_field_names(node)
@@ -1438,10 +1424,6 @@ def _is_map_entry(node: AvroSchema) -> bool:
     if node.name == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}":
         return True
     return node.props.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME
-
-
-def _is_union_schema(schema: Schema) -> bool:
-    return schema.name == AVRO_TYPE_UNION or is_generalized_union(schema)
 
 
 def _is_fixed_schema(schema: Schema) -> bool:

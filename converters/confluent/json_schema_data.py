@@ -56,7 +56,6 @@ from converters.confluent.connect_names import (
     CONNECT_PARAMETERS_PROP,
     CONNECT_TYPE_PROP,
     CONNECT_VERSION_PROP,
-    GENERALIZED_TYPE_UNION,
     KEY_FIELD,
     VALUE_FIELD,
 )
@@ -69,14 +68,7 @@ from converters.confluent.connect_values import (
     logical_to_raw,
 )
 from converters.confluent.data_config import flag, keyword_arguments
-from converters.confluent.sum_types import (
-    enum_parameter,
-    enum_symbols,
-    generalized_union_field_name,
-    generalized_union_name,
-    is_enum,
-    is_generalized_union,
-)
+from converters.confluent.sum_types import SumTypes, generalized_union_field_name
 
 NAMESPACE = "io.confluent.connect.json"
 CONNECT_INDEX_PROP = "connect.index"
@@ -319,6 +311,7 @@ class JsonSchemaData:
         if self.decimal_format not in ("BASE64", "NUMERIC"):
             raise DataException(f"Unexpected decimal.format: {decimal_format}")
         self.generalized = generalized_sum_type_support
+        self.sum_types = SumTypes(JSON_TYPE_ENUM, JSON_TYPE_ONE_OF, generalized_sum_type_support)
         self.flatten_singleton_unions = flatten_singleton_unions
         self.ignore_default_for_nullables = ignore_default_for_nullables
 
@@ -354,29 +347,21 @@ class JsonSchemaData:
             builder = SchemaBuilder.bytes() if t == CONNECT_TYPE_BYTES else SchemaBuilder.string()
         elif k in ("const", "enum"):
             builder = SchemaBuilder.string()
-            param = enum_parameter(self.generalized, JSON_TYPE_ENUM)
-            builder.parameter(param, "")
-            for i, v in enumerate(node.values):
-                symbol = NULL_MARKER if v is None else _java_to_string(v)
-                builder.parameter(f"{param}.{symbol}", str(i) if self.generalized else symbol)
+            symbols = (NULL_MARKER if v is None else _java_to_string(v) for v in node.values)
+            builder.parameters(self.sum_types.enum_parameters("", symbols))
         elif k == "combined":
             subs = node.subschemas
             if len(subs) == 1 and self.flatten_singleton_unions:
                 return self._to_connect(ctx, subs[0], None, False)
             if node.criterion == "allOf":
                 return self._all_of(ctx, node, version, force_optional)
-            if self.generalized:
-                name = generalized_union_name(ctx.union_index)
-                ctx.union_index += 1
-            else:
-                name = JSON_TYPE_ONE_OF
+            name, union_params = self.sum_types.union(ctx.union_index)
+            ctx.union_index += 1
             if len(subs) == 2:
                 non_null = [s for s in subs if self._deref(ctx, s).kind != "null"]
                 if len(non_null) == 1:
                     return self._to_connect(ctx, non_null[0], version, True)
-            builder = SchemaBuilder.struct().name(name)
-            if self.generalized:
-                builder.parameter(GENERALIZED_TYPE_UNION, name)
+            builder = SchemaBuilder.struct().name(name).parameters(union_params)
             index = 0
             for sub in subs:
                 if self._deref(ctx, sub).kind == "null":
@@ -605,7 +590,7 @@ class JsonSchemaData:
                     self.to_connect_value(vs, entry.get(VALUE_FIELD, _MISSING))
             return out
         if t is Type.STRUCT:
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 return self._union_value(schema, value)
             if not isinstance(value, dict):
                 raise DataException(f"Structs should be encoded as JSON objects, but found "
@@ -656,10 +641,9 @@ class JsonSchemaData:
         elif t is Type.BOOLEAN:
             out = {"type": "boolean"}
         elif t is Type.STRING:
-            if is_enum(params, JSON_TYPE_ENUM):
-                param = enum_parameter(self.generalized, JSON_TYPE_ENUM)
+            if self.sum_types.is_enum(params):
                 symbols = [None if symbol == NULL_MARKER else symbol
-                           for symbol in enum_symbols(params, param)]
+                           for symbol in self.sum_types.enum_symbols(params)]
                 out = {"enum": symbols}
             else:
                 out = {"type": "string"}
@@ -680,7 +664,7 @@ class JsonSchemaData:
                     VALUE_FIELD: self._raw(schema.value_schema, 1, False)}}}  # type: ignore[arg-type]
             props[CONNECT_TYPE_PROP] = CONNECT_TYPE_MAP
         elif t is Type.STRUCT:
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 subs: list[Any] = [{"type": "null"}] if schema.optional else []
                 subs += [self._raw(non_optional(f.schema), f.index, True) for f in schema.fields()]
                 out = {"oneOf": subs}
@@ -762,7 +746,7 @@ class JsonSchemaData:
         if t is Type.STRUCT:
             if not isinstance(value, Struct) or value.schema != schema:
                 raise DataException("Mismatching schema.")
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 for f in schema.fields():
                     v = field_value(value, f, self.ignore_default_for_nullables)
                     if v is not None:
@@ -805,10 +789,6 @@ def _all_of_member(kinds: Mapping[str, JNode]) -> JNode | None:
 
 def _builder_name(builder: SchemaBuilder) -> str | None:
     return builder.build().name
-
-
-def _is_union_schema(schema: Schema) -> bool:
-    return schema.name == JSON_TYPE_ONE_OF or is_generalized_union(schema)
 
 
 def _java_to_string(v: Any) -> str:

@@ -3,8 +3,9 @@
 ``Converter`` and ``HeaderConverter`` mirror Kafka Connect's
 ``org.apache.kafka.connect.storage`` interfaces: bytes from Kafka become a
 :class:`SchemaAndValue` and back. A plugin may implement both (as
-``JsonConverter`` does); its ``configure`` then takes ``is_key=None`` for
-the header role, where the config carries ``converter.type=header``.
+``JsonConverter`` does, through :class:`DataAndHeaderConverter`); its
+``configure`` then takes ``is_key=None`` for the header role, where the
+config carries ``converter.type=header``.
 
 Each converter declares the keys it reads in ``CONFIG_DEF`` (what Kafka's
 ``Converter.config()`` returns) and parses its config with it, so values are
@@ -22,8 +23,8 @@ from connector.api.record import Header, SchemaAndValue
 from connector.api.schema import Schema
 
 __all__ = [
-    "Converter", "HeaderConverter", "Headers", "ConverterType", "CONVERTER_TYPE_CONFIG",
-    "CONVERTER_CONFIG", "with_converter_type",
+    "Converter", "HeaderConverter", "DataAndHeaderConverter", "Headers", "ConverterType",
+    "CONVERTER_TYPE_CONFIG", "CONVERTER_CONFIG", "with_converter_type",
 ]
 
 CONVERTER_TYPE_CONFIG = "converter.type"
@@ -74,6 +75,31 @@ class HeaderConverter(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; the converter is not used afterwards."""
+
+
+class DataAndHeaderConverter(Converter, HeaderConverter):
+    """A converter that also serves as a header converter: a header's value is encoded as a key or value is.
+
+    Usable as a value converter before ``configure``. Subclasses apply their
+    settings in :meth:`_apply`, whose config names the role in ``converter.type``.
+    """
+
+    def __init__(self) -> None:
+        self.configure({}, is_key=False)
+
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
+        """Apply settings; ``is_key`` None means the header role (``converter.type`` in ``config``)."""
+        self._apply(config if is_key is None else with_converter_type(config, is_key))
+
+    def _apply(self, config: Mapping[str, Any]) -> None:  # noqa: B027 - optional hook
+        """Apply ``config`` (its ``converter.type`` set)."""
+
+    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, value)
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
+                            value: Any) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
 
 
 class ConverterType(enum.Enum):

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from connector.api.errors import DataException
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema, Type
-from converters.base import Converter, HeaderConverter, Headers
+from converters.base import DataAndHeaderConverter, Headers
 
 __all__ = ["ByteArrayConverter"]
 
 
-class ByteArrayConverter(Converter, HeaderConverter):
-    """Reading yields ``(OPTIONAL_BYTES_SCHEMA, data)``; writing needs a BYTES (or no) schema."""
-
-    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
-        """Nothing to configure."""
+class ByteArrayConverter(DataAndHeaderConverter):
+    """Reading yields ``(OPTIONAL_BYTES_SCHEMA, data)``; writing needs a BYTES (or no) schema; nothing to configure."""
 
     def to_connect_data(self, topic: str, data: bytes | None, headers: Headers = None) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, None if data is None else bytes(data))
@@ -30,10 +27,3 @@ class ByteArrayConverter(Converter, HeaderConverter):
                 f"ByteArrayConverter is not compatible with objects of type {type(value).__name__}"
             )
         return None if value is None else bytes(value)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)

@@ -17,7 +17,7 @@ from connector.api.errors import DataException
 from connector.api.java.numbers import to_float32, wrap_int
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema, Type
-from converters.base import CONVERTER_CONFIG, Converter, HeaderConverter, Headers, with_converter_type
+from converters.base import CONVERTER_CONFIG, DataAndHeaderConverter, Headers
 
 __all__ = [
     "ShortConverter", "IntegerConverter", "LongConverter", "FloatConverter", "DoubleConverter",
@@ -25,25 +25,13 @@ __all__ = [
 ]
 
 
-class _TypedBytesConverter(Converter, HeaderConverter):
-    """Shared plumbing: configuration (``converter.type`` required) and the header role."""
+class _TypedBytesConverter(DataAndHeaderConverter):
+    """Shared plumbing: configuration (``converter.type`` required)."""
 
     CONFIG_DEF = CONVERTER_CONFIG  # Kafka's NumberConverterConfig adds nothing to ConverterConfig
 
-    def __init__(self) -> None:
-        self.configure({}, is_key=False)
-
-    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
-        if is_key is not None:
-            config = with_converter_type(config, is_key)
+    def _apply(self, config: Mapping[str, Any]) -> None:
         self.CONFIG_DEF.parse(config)  # validated as Kafka's ConverterConfig does; nothing else to set
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
 
 
 class _NumberConverter(_TypedBytesConverter, abc.ABC):

@@ -23,15 +23,7 @@ from connector.api.java.numbers import (
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema, Type
 from connector.api.struct import Struct
-from converters.base import (
-    CONVERTER_CONFIG,
-    CONVERTER_TYPE_CONFIG,
-    Converter,
-    ConverterType,
-    HeaderConverter,
-    Headers,
-    with_converter_type,
-)
+from converters.base import CONVERTER_CONFIG, CONVERTER_TYPE_CONFIG, ConverterType, DataAndHeaderConverter, Headers
 
 __all__ = ["StringConverter"]
 
@@ -61,27 +53,25 @@ class _Charset:
         self.encode, self.decode = _codec_functions(name)
 
 
-def _utf16_decode(data: bytes) -> str:
-    # Java's UTF-16 honours a byte-order mark and defaults to big-endian (Python: native order).
-    if data[:2] == codecs.BOM_UTF16_LE:
-        return data[2:].decode("utf-16-le", "replace")
-    if data[:2] == codecs.BOM_UTF16_BE:
-        data = data[2:]
-    return data.decode("utf-16-be", "replace")
+def _bom_decoder(codec: str, bom_le: bytes, bom_be: bytes) -> Callable[[bytes], str]:
+    """Java's ``codec`` (UTF-16, UTF-32) decoder: a byte-order mark says the order, else big-endian (Python: native)."""
 
+    def decode(data: bytes) -> str:
+        if data.startswith(bom_le):
+            return data[len(bom_le):].decode(f"{codec}-le", "replace")
+        if data.startswith(bom_be):
+            data = data[len(bom_be):]
+        return data.decode(f"{codec}-be", "replace")
 
-def _utf32_decode(data: bytes) -> str:
-    if data[:4] == codecs.BOM_UTF32_LE:
-        return data[4:].decode("utf-32-le", "replace")
-    if data[:4] == codecs.BOM_UTF32_BE:
-        data = data[4:]
-    return data.decode("utf-32-be", "replace")
+    return decode
 
 
 _JAVA_SPECIFIC: dict[str, tuple[Callable[[str], bytes], Callable[[bytes], str]]] = {
     # Java writes UTF-16 big-endian after a BOM, and UTF-32 big-endian without one.
-    "utf-16": (lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be", "replace"), _utf16_decode),
-    "utf-32": (lambda text: text.encode("utf-32-be", "replace"), _utf32_decode),
+    "utf-16": (lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be", "replace"),
+               _bom_decoder("utf-16", codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)),
+    "utf-32": (lambda text: text.encode("utf-32-be", "replace"),
+               _bom_decoder("utf-32", codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)),
 }
 
 
@@ -149,17 +139,12 @@ def _date_to_string(value: dt.date | dt.time) -> str:
     return instant.strftime("%a %b %d %H:%M:%S UTC ") + str(instant.year)
 
 
-class StringConverter(Converter, HeaderConverter):
+class StringConverter(DataAndHeaderConverter):
     """Kafka's StringConverter; also a header converter."""
 
     CONFIG_DEF = CONFIG_DEF
 
-    def __init__(self) -> None:
-        self.configure({}, is_key=False)
-
-    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
-        if is_key is not None:
-            config = with_converter_type(config, is_key)
+    def _apply(self, config: Mapping[str, Any]) -> None:
         values = CONFIG_DEF.parse(config)
         side = "key" if ConverterType(values[CONVERTER_TYPE_CONFIG]) is ConverterType.KEY else "value"
         encoding = values[ENCODING_CONFIG]
@@ -176,10 +161,3 @@ class StringConverter(Converter, HeaderConverter):
             return None
         text = value if isinstance(value, str) else _java_to_string(value, schema, self._reader)
         return self._writer.encode(text)
-
-    def to_connect_header(self, topic: str, header_key: str, value: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, value)
-
-    def from_connect_header(self, topic: str, header_key: str, schema: Schema | None,
-                            value: Any) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)

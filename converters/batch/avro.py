@@ -39,41 +39,35 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.declined import Declined
-from connector.api.errors import DataException
 from connector.api.logical import Date, Timestamp, logical_type_of
 from connector.api.lru import LRUCache
 from connector.api.schema import Schema, Type
 from converters.batch.avro_sizes import check_aligned
-from converters.batch.registry_frame import FRAME, common_frame, framed_values
+from converters.batch.registry_frame import FRAME, RegistryBatchReader
 from converters.batch.typed import DecodedBatch, is_union, spread_rows
+from converters.confluent.wire_format import encode_unsigned_varint
 
 _SYNC = bytes(range(16))  # the file's sync marker: any 16 bytes, the same in header and block
 
 
-class AvroBatchReader:
+class AvroBatchReader(RegistryBatchReader):
     """Decodes batches of one Avro converter's values column-wise."""
 
     def __init__(self, converter: Any):
-        self.converter = converter
+        super().__init__(converter)
         self._headers: LRUCache[Any, bytes] = LRUCache(64)  # writer schema id → container-file header
 
-    def decode(self, topic: str, values: pa.Array, headers: pa.Array) -> DecodedBatch:
-        """Decode the non-null ``values`` of one batch (nulls stay null rows)."""
-        present = framed_values(values, headers)
-        prefix = common_frame(present)
-        try:
-            plan = self.converter.columnar_plan(topic, prefix)
-        except DataException as exc:
-            raise Declined(f"values need the converter ({type(exc).__name__})") from exc
-        unreadable = _unreadable(plan.connect_schema)
-        if unreadable is not None:
-            raise Declined(f"schema {plan.schema_id} has {unreadable}")
-        body = _bodies(present)
-        table = self._read(plan.schema_id.key, plan.writer, len(present), body)
+    def unsupported(self, plan: Any) -> str | None:
+        return _unreadable(plan.connect_schema)
+
+    def read(self, plan: Any, header: bytes, framed: pa.Array, values: pa.Array) -> DecodedBatch:
+        """One row a value of the batch: its nulls stay null rows."""
+        body = _bodies(framed)
+        table = self._read(plan.schema_id.key, plan.writer, len(framed), body)
         # each value must have been exactly one record, as fastavro reads it on its own
-        check_aligned(plan.writer, table, pc.subtract(pc.binary_length(present), FRAME).to_numpy())
+        check_aligned(plan.writer, table, pc.subtract(pc.binary_length(framed), FRAME).to_numpy())
         struct = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], fields=list(table.schema))
-        if len(present) != len(values):
+        if len(framed) != len(values):
             struct = spread_rows(struct, values.is_valid())
         return DecodedBatch(struct, plan.connect_schema)
 
@@ -136,10 +130,4 @@ def _file_header(writer: Any) -> bytes:
 
 def _long(value: int) -> bytes:
     """Avro's zig-zag varint encoding of a long."""
-    encoded = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while encoded & ~0x7F:
-        out.append((encoded & 0x7F) | 0x80)
-        encoded >>= 7
-    out.append(encoded)
-    return bytes(out)
+    return encode_unsigned_varint((value << 1) ^ (value >> 63))

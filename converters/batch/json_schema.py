@@ -42,7 +42,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from connector.api.declined import Declined
-from connector.api.errors import DataException
 from connector.api.schema import Schema, Type
 from converters.batch.json_payloads import (
     DECLINE_NEGATIVE_ZEROS,
@@ -53,32 +52,23 @@ from converters.batch.json_payloads import (
     typed,
     unsupported,
 )
-from converters.batch.registry_frame import FRAME, common_frame, framed_values
+from converters.batch.registry_frame import FRAME, RegistryBatchReader
 from converters.batch.typed import DecodedBatch
 from converters.confluent.json_schema_data import JSON_TYPE_ONE_OF
-from converters.confluent.sum_types import is_generalized_union
+from converters.confluent.sum_types import is_union
 
 
-class JsonSchemaBatchReader:
+class JsonSchemaBatchReader(RegistryBatchReader):
     """Decodes batches of one JsonSchemaConverter's values column-wise."""
 
-    def __init__(self, converter: Any):
-        self.converter = converter
+    def unsupported(self, plan: Any) -> str | None:
+        return json_schema_unsupported(plan.connect_schema)
 
-    def decode(self, topic: str, values: pa.Array, headers: pa.Array) -> DecodedBatch:
-        """The non-null ``values`` of one batch (and their ``headers``) as a struct array, one row each."""
-        values = framed_values(values, headers)
-        frame = common_frame(values)
-        try:
-            plan = self.converter.columnar_plan(topic, frame)
-        except DataException as exc:
-            raise Declined(f"values need the converter ({type(exc).__name__})") from exc
-        reason = json_schema_unsupported(plan.connect_schema)
-        if reason is not None:
-            raise Declined(f"schema {plan.schema_id} has {reason}")
-        _check_objects(values)
-        lines = payload_lines(values, FRAME, closing=False)
-        parsed = read_rows(lines, arrow_type(plan.connect_schema), len(values))
+    def read(self, plan: Any, header: bytes, framed: pa.Array, values: pa.Array) -> DecodedBatch:
+        """One row a non-null value."""
+        _check_objects(framed)
+        lines = payload_lines(framed, FRAME, closing=False)
+        parsed = read_rows(lines, arrow_type(plan.connect_schema), len(framed))
         return DecodedBatch(typed(parsed, plan.connect_schema, "", zeros=DECLINE_NEGATIVE_ZEROS),
                             plan.connect_schema)
 
@@ -96,7 +86,7 @@ def _beyond_json_converter(schema: Schema, name: str) -> str | None:
     if schema.type is Type.FLOAT32:
         return f"a FLOAT32{where}"
     if schema.type is Type.STRUCT:
-        if schema.name == JSON_TYPE_ONE_OF or is_generalized_union(schema):
+        if is_union(schema, JSON_TYPE_ONE_OF):
             return f"a union{where}"
         for field in schema.fields():
             found = _beyond_json_converter(field.schema, f"{name}.{field.name}" if name else field.name)

@@ -49,7 +49,7 @@ from connector.api.declined import Declined
 from connector.api.errors import DataException
 from connector.api.lru import LRUCache
 from converters.batch.protobuf_columns import MessageColumns, column_reader
-from converters.batch.registry_frame import common_frame, framed_values
+from converters.batch.registry_frame import RegistryBatchReader, common_frame
 from converters.batch.typed import DecodedBatch
 from converters.confluent import wire_format
 
@@ -57,34 +57,36 @@ _ITEMS_TAG = 0x0A  # field 1 of the wrapper message, wire type 2 (length-delimit
 _WRAPPER_PACKAGE = "icefloe.columnar"
 
 
-class ProtobufBatchReader:
+class ProtobufBatchReader(RegistryBatchReader):
     """Decodes batches of one ProtobufConverter's values column-wise."""
 
     def __init__(self, converter: Any):
-        self.converter = converter
+        super().__init__(converter)
         self._wrappers: LRUCache[Any, Any] = LRUCache(64)  # message descriptor → class of a repeated wrapper
         self._columns: LRUCache[Any, MessageColumns] = LRUCache(64)  # (descriptor, Connect schema) → reader
 
-    def decode(self, topic: str, values: pa.Array, headers: pa.Array) -> DecodedBatch:
-        """The non-null ``values`` of one batch (and their ``headers``) as a struct array, one row each."""
-        values = framed_values(values, headers)
-        header = _common_header(values)
+    def header(self, framed: pa.Array) -> bytes:
+        """The frame and message indexes every value starts with."""
+        return _common_header(framed)
+
+    def unsupported(self, plan: Any) -> str | None:
+        """What no column reader maps (the reader is built here, once per message type and schema)."""
         try:
-            plan = self.converter.columnar_plan(topic, header)
-        except DataException as exc:
-            raise Declined(f"values need the converter ({type(exc).__name__})") from exc
-        columns = self._reader(plan)
-        messages = self._parse(plan.descriptor, _wrapped_payloads(values, len(header)))
-        return DecodedBatch(columns.read(messages), plan.connect_schema)
+            self._reader(plan)
+        except Declined as declined:
+            return declined.reason
+        return None
+
+    def read(self, plan: Any, header: bytes, framed: pa.Array, values: pa.Array) -> DecodedBatch:
+        """One row a non-null value."""
+        messages = self._parse(plan.descriptor, _wrapped_payloads(framed, len(header)))
+        return DecodedBatch(self._reader(plan).read(messages), plan.connect_schema)
 
     def _reader(self, plan: Any) -> MessageColumns:
         key = (plan.descriptor, plan.connect_schema)
         columns = self._columns.get(key)
         if columns is None:
-            try:
-                columns = column_reader(plan.descriptor, plan.connect_schema, plan.protobuf_data)
-            except Declined as declined:
-                raise Declined(f"schema {plan.schema_id} has {declined.reason}") from declined
+            columns = column_reader(plan.descriptor, plan.connect_schema, plan.protobuf_data)
             self._columns.put(key, columns)
         return columns
 

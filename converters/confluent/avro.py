@@ -175,36 +175,30 @@ class AvroConverter(RegistryConverter):
     def _latest_expired(self, entry: _ReadEntry) -> bool:
         return self.latest_ttl >= 0 and time.monotonic() - entry.latest_checked > self.latest_ttl
 
-    def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
-                        ) -> SchemaAndValue:
-        """Decode a Confluent-framed Avro value into ``SchemaAndValue``; null -> ``(None, None)``."""
-        if data is None:
-            return SchemaAndValue(None, None)
-        schema_id, payload = wire_format.parse(data, headers=headers, is_key=self.is_key)
-        entry = self._entry(topic, schema_id)
-        compiled = entry.parsed.compiled
+    def _decode(self, entry: _ReadEntry, schema_id: wire_format.SchemaId, payload: memoryview) -> Any:
         try:
-            datum = fastavro.schemaless_reader(io.BytesIO(payload), compiled.parsed, None,
-                                               return_record_name=True,
-                                               return_record_name_override=True)
+            return fastavro.schemaless_reader(io.BytesIO(payload), entry.parsed.compiled.parsed, None,
+                                              return_record_name=True,
+                                              return_record_name_override=True)
         except Exception as exc:
             raise DataException(
                 f"Avro payload ({len(payload)} bytes) does not match schema {schema_id}: "
                 f"{type(exc).__name__}: {exc}") from exc
-        try:
-            if entry.reader is not None:
-                datum = resolve_datum(entry.parsed.node, entry.reader.node, datum,
-                                      compiled.branch_of, self.avro_data.flatten_singleton_unions)
-                value = self.avro_data.to_connect_value(entry.connect_schema, entry.reader.node,
-                                                        datum, entry.reader.compiled)
-            else:
-                value = self.avro_data.to_connect_value(entry.connect_schema, entry.parsed.node,
-                                                        datum, compiled)
-        except Exception as exc:
-            raise DataException(f"Avro value written with schema {schema_id} cannot be converted "
-                                f"to Connect data: {exc}") from exc
-        self._remember(schema_id, entry.parsed.registered)
+
+    def _to_connect(self, entry: _ReadEntry, datum: Any) -> SchemaAndValue:
+        compiled = entry.parsed.compiled
+        if entry.reader is not None:
+            datum = resolve_datum(entry.parsed.node, entry.reader.node, datum,
+                                  compiled.branch_of, self.avro_data.flatten_singleton_unions)
+            value = self.avro_data.to_connect_value(entry.connect_schema, entry.reader.node,
+                                                    datum, entry.reader.compiled)
+        else:
+            value = self.avro_data.to_connect_value(entry.connect_schema, entry.parsed.node,
+                                                    datum, compiled)
         return SchemaAndValue(entry.connect_schema, value)
+
+    def _unconvertible(self, entry: _ReadEntry, schema_id: wire_format.SchemaId) -> str:
+        return f"Avro value written with schema {schema_id} cannot be converted to Connect data"
 
     # ------------------------------------------------------------------------------------------
     # writing

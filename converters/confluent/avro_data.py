@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any, Mapping
 
-from connector.api.config_def import ConfigDef, ConfigType
+from connector.api.config_def import ConfigDef
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, logical_type_of, unscaled_to_bytes
 from connector.api.lru import LRUCache
@@ -66,20 +66,13 @@ from converters.confluent.connect_names import (
     CONNECT_TYPE_PROP,
     CONNECT_VERSION_PROP,
     DEFAULT_SCHEMA_NAME,
-    GENERALIZED_TYPE_UNION,
     KEY_FIELD,
     VALUE_FIELD,
 )
 from converters.confluent.connect_schemas import non_optional, present
 from converters.confluent.connect_values import checked_scalar, field_value, logical_to_raw
-from converters.confluent.sum_types import (
-    enum_parameter,
-    enum_symbols,
-    generalized_union_field_name,
-    generalized_union_name,
-    is_enum,
-    is_generalized_union,
-)
+from converters.confluent.data_config import flag, keyword_arguments
+from converters.confluent.sum_types import SumTypes, generalized_union_field_name
 
 NAMESPACE = "io.confluent.connect.avro"
 DEFAULT_SCHEMA_FULL_NAME = NAMESPACE + "." + DEFAULT_SCHEMA_NAME
@@ -87,8 +80,6 @@ MAP_ENTRY_TYPE_NAME = "MapEntry"
 
 CONNECT_NAME_PROP = "connect.name"
 CONNECT_DOC_PROP = "connect.doc"
-CONNECT_RECORD_DOC_PROP = "connect.record.doc"
-CONNECT_ENUM_DOC_PROP = "connect.enum.doc"
 CONNECT_DEFAULT_VALUE_PROP = "connect.default"
 CONNECT_INTERNAL_TYPE_NAME = "connect.internal.type"
 AVRO_RECORD_DOC_PROP = NAMESPACE + ".record.doc"
@@ -103,9 +94,6 @@ AVRO_TYPE_ENUM = NAMESPACE + ".Enum"
 AVRO_TYPE_ANYTHING = NAMESPACE + ".Anything"
 AVRO_PROP = "avro"
 AVRO_LOGICAL_TYPE_PROP = "logicalType"
-AVRO_LOGICAL_TIMESTAMP_MILLIS = "timestamp-millis"
-AVRO_LOGICAL_TIME_MILLIS = "time-millis"
-AVRO_LOGICAL_DATE = "date"
 AVRO_LOGICAL_DECIMAL = "decimal"
 AVRO_LOGICAL_DECIMAL_SCALE_PROP = "scale"
 AVRO_LOGICAL_DECIMAL_PRECISION_PROP = "precision"
@@ -122,19 +110,18 @@ NO_DEFAULT: Any = type("NoDefault", (), {"__repr__": lambda self: "NO_DEFAULT"})
 # Avro schema model
 # ==================================================================================================
 
+@dataclass(eq=False, slots=True)
 class AvroField:
-    __slots__ = ("name", "schema", "doc", "default", "props", "aliases", "order", "pos")
+    """A record's field; ``default`` is :data:`NO_DEFAULT` when it has none, ``props`` its other properties."""
 
-    def __init__(self, name: str, schema: "AvroSchema", doc: str | None, default: Any,
-                 props: dict, aliases: list[str], order: str | None, pos: int):
-        self.name = name
-        self.schema = schema
-        self.doc = doc
-        self.default = default
-        self.props = props
-        self.aliases = aliases
-        self.order = order
-        self.pos = pos
+    name: str
+    schema: AvroSchema
+    doc: str | None
+    default: Any
+    props: dict
+    aliases: list[str]
+    order: str | None
+    pos: int
 
     @property
     def has_default(self) -> bool:
@@ -522,6 +509,17 @@ def _java_string(value: Any) -> str:
 
 
 _LOGICAL_NAMES = {Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME}
+#: Avro's logical types over int and long that are Connect's Date, Time and Timestamp, and back.
+_CONNECT_LOGICAL_TYPES: dict[tuple[str, str], Any] = {
+    ("int", "date"): Date, ("int", "time-millis"): Time, ("long", "timestamp-millis"): Timestamp,
+}
+_AVRO_LOGICAL_TYPE_OF = {cls.LOGICAL_NAME: logical for (_, logical), cls in _CONNECT_LOGICAL_TYPES.items()}
+#: The logical types over integers: their class, underlying type and the unit of their values.
+_INTEGER_LOGICAL_TYPES: dict[str, tuple[Any, Type, str]] = {
+    Date.LOGICAL_NAME: (Date, Type.INT32, "days"),
+    Time.LOGICAL_NAME: (Time, Type.INT32, "ms"),
+    Timestamp.LOGICAL_NAME: (Timestamp, Type.INT64, "ms"),
+}
 
 _CONNECT_TO_AVRO_TYPE = {
     Type.INT32: "int", Type.INT64: "long", Type.FLOAT32: "float", Type.FLOAT64: "double",
@@ -550,23 +548,18 @@ ANYTHING_SCHEMA_JSON = {
 
 
 #: Confluent's ``AvroDataConfig`` (its ``schemas.cache.config`` is the converter's, declared with the client's).
-AVRO_DATA_CONFIG = (
-    ConfigDef()
-    .define("connect.meta.data", ConfigType.BOOLEAN, True, importance="low",
-            doc="record/field docs, enum docs and defaults become `io.confluent.connect.avro.*` parameters")
-    .define("enhanced.avro.schema.support", ConfigType.BOOLEAN, False, importance="medium",
-            doc="union branch names use record full names")
-    .define("generalized.sum.type.support", ConfigType.BOOLEAN, False, importance="medium",
-            doc="unions and enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`")
-    .define("scrub.invalid.names", ConfigType.BOOLEAN, False, importance="medium",
-            doc="writing: invalid Avro names are rewritten")
-    .define("ignore.default.for.nullables", ConfigType.BOOLEAN, False, importance="low",
-            doc="writing: a null field is not replaced by its default")
-    .define("flatten.singleton.unions", ConfigType.BOOLEAN, True, importance="low",
-            doc="a one-branch union `[T]` reads as `T`")
-    .define("allow.optional.map.keys", ConfigType.BOOLEAN, False, importance="low",
-            doc="writing: a map with optional string keys becomes an Avro `map` (else an array of entries)")
-)
+AVRO_DATA_CONFIG = ConfigDef([
+    flag("connect.meta.data", True, "low",
+         "record/field docs, enum docs and defaults become `io.confluent.connect.avro.*` parameters"),
+    flag("enhanced.avro.schema.support", False, "medium", "union branch names use record full names"),
+    flag("generalized.sum.type.support", False, "medium",
+         "unions and enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`"),
+    flag("scrub.invalid.names", False, "medium", "writing: invalid Avro names are rewritten"),
+    flag("ignore.default.for.nullables", False, "low", "writing: a null field is not replaced by its default"),
+    flag("flatten.singleton.unions", True, "low", "a one-branch union `[T]` reads as `T`"),
+    flag("allow.optional.map.keys", False, "low",
+         "writing: a map with optional string keys becomes an Avro `map` (else an array of entries)"),
+])
 
 
 class AvroData:
@@ -587,6 +580,7 @@ class AvroData:
         self.connect_meta_data = connect_meta_data
         self.enhanced = enhanced_avro_schema_support
         self.generalized = generalized_sum_type_support
+        self.sum_types = SumTypes(AVRO_TYPE_ENUM, AVRO_TYPE_UNION, generalized_sum_type_support)
         self.scrub = scrub_invalid_names
         self.ignore_default_for_nullables = ignore_default_for_nullables
         self.flatten_singleton_unions = flatten_singleton_unions
@@ -598,16 +592,7 @@ class AvroData:
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> "AvroData":
         """From parsed ``AVRO_DATA_CONFIG`` values plus ``schemas.cache.config``."""
-        return cls(
-            connect_meta_data=values["connect.meta.data"],
-            enhanced_avro_schema_support=values["enhanced.avro.schema.support"],
-            generalized_sum_type_support=values["generalized.sum.type.support"],
-            scrub_invalid_names=values["scrub.invalid.names"],
-            ignore_default_for_nullables=values["ignore.default.for.nullables"],
-            flatten_singleton_unions=values["flatten.singleton.unions"],
-            allow_optional_map_keys=values["allow.optional.map.keys"],
-            cache_size=max(1, values["schemas.cache.config"]),
-        )
+        return cls(**keyword_arguments(AVRO_DATA_CONFIG, values), cache_size=max(1, values["schemas.cache.config"]))
 
     # ---------------------------------------------------------------------------------------------
     # names
@@ -694,15 +679,8 @@ class AvroData:
         elif k == "float":
             spec = _Spec(Type.FLOAT32)
         elif k == "int":
-            if type_prop is None and logical is None:
-                spec = _Spec(Type.INT32)
-            elif logical is not None:
-                if logical.lower() == AVRO_LOGICAL_DATE:
-                    spec = _logical_spec(Date)
-                elif logical.lower() == AVRO_LOGICAL_TIME_MILLIS:
-                    spec = _logical_spec(Time)
-                else:
-                    spec = _Spec(Type.INT32)
+            if type_prop is None or logical is not None:  # a logical type wins over connect.type
+                spec = _integer_spec(k, logical, Type.INT32)
             else:
                 int_types: dict[Any, Type] = {CONNECT_TYPE_INT8: Type.INT8, CONNECT_TYPE_INT16: Type.INT16}
                 connect_type = int_types.get(type_prop)
@@ -710,10 +688,7 @@ class AvroData:
                     raise DataException("Connect type annotation for Avro int field is null")
                 spec = _Spec(connect_type)
         elif k == "long":
-            if logical is not None and logical.lower() == AVRO_LOGICAL_TIMESTAMP_MILLIS:
-                spec = _logical_spec(Timestamp)
-            else:
-                spec = _Spec(Type.INT64)
+            spec = _integer_spec(k, logical, Type.INT64)
         elif k == "string":
             spec = _Spec(Type.STRING)
         elif k == "array":
@@ -762,10 +737,7 @@ class AvroData:
                     spec.params[AVRO_ENUM_DOC_PREFIX_PROP + str(short)] = node.doc
                 if node.enum_default is not None:
                     spec.params[AVRO_ENUM_DEFAULT_PREFIX_PROP + str(short)] = node.enum_default
-            param = enum_parameter(self.generalized, AVRO_TYPE_ENUM)
-            spec.params[param] = node.name  # type: ignore[assignment]
-            for i, symbol in enumerate(node.symbols):
-                spec.params[f"{param}.{symbol}"] = str(i) if self.generalized else symbol
+            spec.params.update(self.sum_types.enum_parameters(node.name, node.symbols))  # type: ignore[arg-type]
         elif k == "union":
             branches = node.branches
             if len(branches) == 1 and self.flatten_singleton_unions:
@@ -773,15 +745,11 @@ class AvroData:
             if len(branches) == 2 and any(b.kind == "null" for b in branches):
                 member = next(b for b in branches if b.kind != "null")
                 return self._to_connect(member, True, NO_DEFAULT, doc_default, None, stack)
-            if self.generalized:
-                union_name = generalized_union_name(self._union_index)
-                self._union_index += 1
-            else:
-                union_name = AVRO_TYPE_UNION
+            union_name, union_params = self.sum_types.union(self._union_index)
+            self._union_index += 1
             spec = _Spec(Type.STRUCT)
             spec.name = union_name
-            if self.generalized:
-                spec.params[GENERALIZED_TYPE_UNION] = union_name
+            spec.params.update(union_params)
             seen: set[str] = set()
             for i, member in enumerate(branches):
                 if member.kind == "null":
@@ -952,7 +920,7 @@ class AvroData:
                 first = node.branches[0]
                 if first.kind == "null":
                     return None
-                if schema.type is Type.STRUCT and _is_union_schema(schema):
+                if schema.type is Type.STRUCT and self.sum_types.is_union(schema):
                     fname = self.union_member_field_name(first, 0)
                     member = schema.field(fname)
                     if member is None:
@@ -1104,14 +1072,22 @@ class AvroData:
         return NAMESPACE, DEFAULT_SCHEMA_NAME + (str(ctx.name_index) if ctx.name_index > 1 else "")
 
     def _named(self, ctx: "_FromConnectContext", kind: str, ns: str | None, short: str,
-               enclosing_ns: str | None) -> tuple[dict, str]:
+               enclosing_ns: str | None) -> dict | str:
+        """A named type's head to fill in, or its full name where the schema has defined it already.
+
+        Avro defines a name once and refers to it by its full name after that
+        (the definition counts from here, so its own fields may refer to it).
+        """
         full = f"{ns}.{short}" if ns else short
+        if full in ctx.defined:
+            return full
+        ctx.defined.add(full)
         head: dict[str, Any] = {"type": kind, "name": short}
         if ns:
             head["namespace"] = ns
         elif enclosing_ns:
             head["namespace"] = ""
-        return head, full
+        return head
 
     def _from_connect(self, schema: Schema, ctx: "_FromConnectContext", ignore_optional: bool,
                       enclosing_ns: str | None) -> Any:
@@ -1134,17 +1110,14 @@ class AvroData:
         elif t is Type.BOOLEAN:
             base = {"type": "boolean"}
         elif t is Type.STRING:
-            if (self.generalized or self.enhanced) and is_enum(params, AVRO_TYPE_ENUM):
-                param = enum_parameter(self.generalized, AVRO_TYPE_ENUM)
-                symbols = list(enum_symbols(params, param))
+            if (self.generalized or self.enhanced) and self.sum_types.is_enum(params):
+                param = self.sum_types.enum_parameter
+                symbols = list(self.sum_types.enum_symbols(params))
                 _, short = self._name_or_default(ctx, schema.name)
                 enum_full = params.get(param) or short
                 ens, eshort = self._split_name(enum_full)
-                base, full = self._named(ctx, "enum", ens, eshort or "", enclosing_ns)
-                if full in ctx.defined:
-                    base = full
-                else:
-                    ctx.defined.add(full)
+                base = self._named(ctx, "enum", ens, eshort or "", enclosing_ns)
+                if isinstance(base, dict):
                     doc = params.get(AVRO_ENUM_DOC_PREFIX_PROP + str(short))
                     if doc is not None:
                         base["doc"] = doc
@@ -1157,11 +1130,8 @@ class AvroData:
         elif t is Type.BYTES:
             if _is_fixed_schema(schema):
                 ns, short = self._name_or_default(ctx, schema.name)
-                base, full = self._named(ctx, "fixed", ns, short, enclosing_ns)
-                if full in ctx.defined:
-                    base = full
-                else:
-                    ctx.defined.add(full)
+                base = self._named(ctx, "fixed", ns, short, enclosing_ns)
+                if isinstance(base, dict):
                     base["size"] = int(params[CONNECT_AVRO_FIXED_SIZE_PROP])
             else:
                 base = {"type": "bytes"}
@@ -1184,21 +1154,17 @@ class AvroData:
                 else:
                     ns, short = self._name_or_default(ctx, schema.name)
                     internal = True
-                record, full = self._named(ctx, "record", ns, short, enclosing_ns)
-                if full in ctx.defined:
-                    items: Any = full
-                else:
-                    ctx.defined.add(full)
-                    record["fields"] = [
+                items = self._named(ctx, "record", ns, short, enclosing_ns)
+                if isinstance(items, dict):
+                    items["fields"] = [
                         self._avro_field(KEY_FIELD, ks, None, ctx, ns),  # type: ignore[arg-type]
                         self._avro_field(VALUE_FIELD, schema.value_schema, None, ctx, ns),  # type: ignore[arg-type]
                     ]
                     if internal:
-                        record[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
-                    items = record
+                        items[CONNECT_INTERNAL_TYPE_NAME] = MAP_ENTRY_TYPE_NAME
                 base = {"type": "array", "items": items}
         elif t is Type.STRUCT:
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 members: list[Any] = []
                 if schema.optional:
                     members.append("null")
@@ -1209,11 +1175,8 @@ class AvroData:
             if schema.optional:
                 return ["null", self._from_connect(non_optional(schema), ctx, False, enclosing_ns)]
             ns, short = self._name_or_default(ctx, schema.name)
-            base, full = self._named(ctx, "record", ns, short, enclosing_ns)
-            if full in ctx.defined:
-                base = full
-            else:
-                ctx.defined.add(full)
+            base = self._named(ctx, "record", ns, short, enclosing_ns)
+            if isinstance(base, dict):
                 doc = params.get(AVRO_RECORD_DOC_PROP)
                 if doc is not None:
                     base["doc"] = doc
@@ -1255,12 +1218,8 @@ class AvroData:
                     base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DECIMAL
                 if CONNECT_DECIMAL_PRECISION_PROP in params or force_legacy_decimal:
                     base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DECIMAL
-            elif schema.name == Time.LOGICAL_NAME:
-                base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_TIME_MILLIS
-            elif schema.name == Timestamp.LOGICAL_NAME:
-                base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_TIMESTAMP_MILLIS
-            elif schema.name == Date.LOGICAL_NAME:
-                base[AVRO_LOGICAL_TYPE_PROP] = AVRO_LOGICAL_DATE
+            elif schema.name in _AVRO_LOGICAL_TYPE_OF:
+                base[AVRO_LOGICAL_TYPE_PROP] = _AVRO_LOGICAL_TYPE_OF[schema.name]
             for pk, pv in params.items():
                 if pk.startswith(AVRO_PROP):
                     base[pk] = pv
@@ -1314,7 +1273,7 @@ class AvroData:
                 return [[self._default_to_avro(ks, k), self._default_to_avro(schema.value_schema, v)]  # type: ignore[arg-type]
                         for k, v in value.items()]
             if t is Type.STRUCT:
-                is_union = _is_union_schema(schema)
+                is_union = self.sum_types.is_union(schema)
                 out = {}
                 for f in schema.fields():
                     fd = self._default_to_avro(f.schema, value.get(f))
@@ -1345,7 +1304,7 @@ class AvroData:
         if node.kind == "union":
             if is_connect_union(node, self.flatten_singleton_unions):
                 wrappers = compiled.wrappers[id(node)]
-                if _is_union_schema(schema):
+                if self.sum_types.is_union(schema):
                     if not isinstance(value, Struct) or value.schema != schema:
                         raise DataException("Mismatching struct schema")
                     names = self.union_field_names(node)
@@ -1453,21 +1412,18 @@ def _logical_spec(cls: Any) -> _Spec:
     return spec
 
 
+def _integer_spec(kind: str, logical: str | None, plain: Type) -> _Spec:
+    """An Avro int or long: Connect's Date, Time or Timestamp for their Avro logical types, else ``plain``."""
+    cls = _CONNECT_LOGICAL_TYPES.get((kind, logical.lower())) if logical is not None else None
+    return _logical_spec(cls) if cls is not None else _Spec(plain)
+
+
 def _is_map_entry(node: AvroSchema) -> bool:
     if node.kind != "record":
         return False
     if node.name == f"{NAMESPACE}.{MAP_ENTRY_TYPE_NAME}":
         return True
     return node.props.get(CONNECT_INTERNAL_TYPE_NAME) == MAP_ENTRY_TYPE_NAME
-
-
-def _is_union_schema(schema: Schema) -> bool:
-    return schema.name == AVRO_TYPE_UNION or is_generalized_union(schema)
-
-
-def _is_enum_schema(schema: Schema) -> bool:
-    params = schema.parameters or {}
-    return schema.type is Type.STRING and is_enum(params, AVRO_TYPE_ENUM)
 
 
 def _is_fixed_schema(schema: Schema) -> bool:
@@ -1497,28 +1453,16 @@ def _to_logical(schema: Schema, value: Any) -> Any:
             raise DataException(f"Invalid type for Decimal, underlying representation should be "
                                 f"bytes but was {type(value).__name__}")
         return Decimal.to_logical(schema, bytes(value))
-    if name == Date.LOGICAL_NAME and schema.type is Type.INT32:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise DataException(f"Invalid type for Date, underlying representation should be "
-                                f"int32 but was {type(value).__name__}")
-        try:
-            return Date.to_logical(schema, value)
-        except OverflowError as exc:
-            raise DataException(f"Date {value} days from the epoch is out of range") from exc
-    if name == Time.LOGICAL_NAME and schema.type is Type.INT32:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise DataException(f"Invalid type for Time, underlying representation should be "
-                                f"int32 but was {type(value).__name__}")
-        return Time.to_logical(schema, value)
-    if name == Timestamp.LOGICAL_NAME and schema.type is Type.INT64:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise DataException(f"Invalid type for Timestamp, underlying representation should be "
-                                f"int64 but was {type(value).__name__}")
-        try:
-            return Timestamp.to_logical(schema, value)
-        except OverflowError as exc:
-            raise DataException(f"Timestamp {value} ms from the epoch is out of range") from exc
-    return value
+    logical, underlying, unit = _INTEGER_LOGICAL_TYPES.get(name, (None, None, None))
+    if logical is None or schema.type is not underlying:
+        return value
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise DataException(f"Invalid type for {logical.__name__}, underlying representation should be "
+                            f"{underlying.name.lower()} but was {type(value).__name__}")
+    try:
+        return logical.to_logical(schema, value)
+    except OverflowError as exc:
+        raise DataException(f"{logical.__name__} {value} {unit} from the epoch is out of range") from exc
 
 
 def _from_logical(schema: Schema, value: Any) -> Any:

@@ -34,6 +34,7 @@ from converters.confluent.json_schema_data import (
     JSON_SCHEMA_DATA_CONFIG,
     JsonSchemaData,
     JsonSchemaDocument,
+    decimals_as_floats,
     dumps_json,
     loads_json,
 )
@@ -155,33 +156,28 @@ class JsonSchemaConverter(RegistryConverter):
         assert entry.connect_schema is not None  # a registered schema always has a Connect schema
         return ColumnarPlan(schema_id, entry.connect_schema)
 
-    def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
-                        ) -> SchemaAndValue:
-        """Decode a Confluent-framed JSON value into ``SchemaAndValue``; null -> ``(None, None)``."""
-        if data is None:
-            return SchemaAndValue(None, None)
-        schema_id, payload = wire_format.parse(data, headers=headers, is_key=self.is_key)
-        entry = self._entry(topic, schema_id)
+    def _decode(self, entry: _Entry, schema_id: wire_format.SchemaId, payload: memoryview) -> Any:
+        """The payload's JSON value, validated against its schema with ``json.fail.invalid.schema``."""
         try:
             value = loads_json(bytes(payload).decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise DataException(f"JSON Schema payload ({len(payload)} bytes, schema {schema_id}) "
                                 f"is not UTF-8 JSON text: {exc}") from exc
-        if value is None:
-            self._remember(schema_id, entry.parsed.registered)
-            return SchemaAndValue(None, None)
-        if entry.parsed.validator is not None:
-            error = next(iter(entry.parsed.validator.iter_errors(_plain(value))), None)
+        if value is not None and entry.parsed.validator is not None:
+            # floats for decimals: validators do not know decimal.Decimal
+            error = next(iter(entry.parsed.validator.iter_errors(decimals_as_floats(value))), None)
             if error is not None:
                 raise DataException(f"JSON payload does not match schema {schema_id}: "
                                     f"{error.message}")
-        try:
-            converted = self.json_data.to_connect_value(entry.connect_schema, value)
-        except Exception as exc:
-            raise DataException(f"JSON value written with schema {schema_id} does not match it: "
-                                f"{exc}") from exc
-        self._remember(schema_id, entry.parsed.registered)
-        return SchemaAndValue(entry.connect_schema, converted)
+        return value
+
+    def _to_connect(self, entry: _Entry, value: Any) -> SchemaAndValue:
+        if value is None:
+            return SchemaAndValue(None, None)  # a JSON null
+        return SchemaAndValue(entry.connect_schema, self.json_data.to_connect_value(entry.connect_schema, value))
+
+    def _unconvertible(self, entry: _Entry, schema_id: wire_format.SchemaId) -> str:
+        return f"JSON value written with schema {schema_id} does not match it"
 
     # -- writing --
 
@@ -212,16 +208,3 @@ def _spec() -> Any:
     from referencing.jsonschema import DRAFT7
 
     return DRAFT7
-
-
-def _plain(value: Any) -> Any:
-    """Decimals as floats, for validators that do not know ``decimal.Decimal``."""
-    import decimal
-
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value

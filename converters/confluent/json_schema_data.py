@@ -47,7 +47,7 @@ import json
 import math
 from typing import Any, Mapping
 
-from connector.api.config_def import ConfigDef, ConfigType, case_insensitive_valid_string
+from connector.api.config_def import ConfigDef, ConfigKey, ConfigType, case_insensitive_valid_string
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp
 from connector.api.schema import Schema, SchemaBuilder, Type
@@ -56,7 +56,6 @@ from converters.confluent.connect_names import (
     CONNECT_PARAMETERS_PROP,
     CONNECT_TYPE_PROP,
     CONNECT_VERSION_PROP,
-    GENERALIZED_TYPE_UNION,
     KEY_FIELD,
     VALUE_FIELD,
 )
@@ -68,20 +67,13 @@ from converters.confluent.connect_values import (
     field_value,
     logical_to_raw,
 )
-from converters.confluent.sum_types import (
-    enum_parameter,
-    enum_symbols,
-    generalized_union_field_name,
-    generalized_union_name,
-    is_enum,
-    is_generalized_union,
-)
+from converters.confluent.data_config import flag, keyword_arguments
+from converters.confluent.sum_types import SumTypes, generalized_union_field_name
 
 NAMESPACE = "io.confluent.connect.json"
 CONNECT_INDEX_PROP = "connect.index"
 CONNECT_TYPE_MAP = "map"
 CONNECT_TYPE_BYTES = "bytes"
-JSON_ID_PROP = NAMESPACE + ".Id"
 JSON_TYPE_ENUM = NAMESPACE + ".Enum"
 JSON_TYPE_ONE_OF = NAMESPACE + ".OneOf"
 NULL_MARKER = "<NULL>"
@@ -294,21 +286,16 @@ class JsonSchemaDocument:
 # ==================================================================================================
 
 #: Confluent's ``JsonSchemaDataConfig``.
-JSON_SCHEMA_DATA_CONFIG = (
-    ConfigDef()
-    .define("use.optional.for.nonrequired", ConfigType.BOOLEAN, False, importance="medium",
-            doc="properties not listed in `required` are optional")
-    .define("object.additional.properties", ConfigType.BOOLEAN, True, importance="medium",
-            doc="writing: `false` writes `\"additionalProperties\": false`")
-    .define("decimal.format", ConfigType.STRING, "BASE64", case_insensitive_valid_string("BASE64", "NUMERIC"),
-            "low", "writing: Decimals as base64 text or JSON numbers")
-    .define("generalized.sum.type.support", ConfigType.BOOLEAN, False, importance="medium",
-            doc="`oneOf` / enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`")
-    .define("flatten.singleton.unions", ConfigType.BOOLEAN, True, importance="low",
-            doc="a one-branch `oneOf` reads as its branch")
-    .define("ignore.default.for.nullables", ConfigType.BOOLEAN, False, importance="low",
-            doc="writing: a null field is not replaced by its default")
-)
+JSON_SCHEMA_DATA_CONFIG = ConfigDef([
+    flag("use.optional.for.nonrequired", False, "medium", "properties not listed in `required` are optional"),
+    flag("object.additional.properties", True, "medium", "writing: `false` writes `\"additionalProperties\": false`"),
+    ConfigKey("decimal.format", ConfigType.STRING, "BASE64", case_insensitive_valid_string("BASE64", "NUMERIC"),
+              "low", "writing: Decimals as base64 text or JSON numbers"),
+    flag("generalized.sum.type.support", False, "medium",
+         "`oneOf` / enums as `connect_union_*` / `org.apache.kafka.connect.data.Enum`"),
+    flag("flatten.singleton.unions", True, "low", "a one-branch `oneOf` reads as its branch"),
+    flag("ignore.default.for.nullables", False, "low", "writing: a null field is not replaced by its default"),
+])
 
 
 class JsonSchemaData:
@@ -324,20 +311,14 @@ class JsonSchemaData:
         if self.decimal_format not in ("BASE64", "NUMERIC"):
             raise DataException(f"Unexpected decimal.format: {decimal_format}")
         self.generalized = generalized_sum_type_support
+        self.sum_types = SumTypes(JSON_TYPE_ENUM, JSON_TYPE_ONE_OF, generalized_sum_type_support)
         self.flatten_singleton_unions = flatten_singleton_unions
         self.ignore_default_for_nullables = ignore_default_for_nullables
 
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> "JsonSchemaData":
         """From parsed ``JSON_SCHEMA_DATA_CONFIG`` values."""
-        return cls(
-            use_optional_for_nonrequired=values["use.optional.for.nonrequired"],
-            object_additional_properties=values["object.additional.properties"],
-            decimal_format=values["decimal.format"],
-            generalized_sum_type_support=values["generalized.sum.type.support"],
-            flatten_singleton_unions=values["flatten.singleton.unions"],
-            ignore_default_for_nullables=values["ignore.default.for.nullables"],
-        )
+        return cls(**keyword_arguments(JSON_SCHEMA_DATA_CONFIG, values))
 
     # ---------------------------------------------------------------------------------------------
     # JSON Schema -> Connect schema
@@ -366,29 +347,21 @@ class JsonSchemaData:
             builder = SchemaBuilder.bytes() if t == CONNECT_TYPE_BYTES else SchemaBuilder.string()
         elif k in ("const", "enum"):
             builder = SchemaBuilder.string()
-            param = enum_parameter(self.generalized, JSON_TYPE_ENUM)
-            builder.parameter(param, "")
-            for i, v in enumerate(node.values):
-                symbol = NULL_MARKER if v is None else _java_to_string(v)
-                builder.parameter(f"{param}.{symbol}", str(i) if self.generalized else symbol)
+            symbols = (NULL_MARKER if v is None else _java_to_string(v) for v in node.values)
+            builder.parameters(self.sum_types.enum_parameters("", symbols))
         elif k == "combined":
             subs = node.subschemas
             if len(subs) == 1 and self.flatten_singleton_unions:
                 return self._to_connect(ctx, subs[0], None, False)
             if node.criterion == "allOf":
                 return self._all_of(ctx, node, version, force_optional)
-            if self.generalized:
-                name = generalized_union_name(ctx.union_index)
-                ctx.union_index += 1
-            else:
-                name = JSON_TYPE_ONE_OF
+            name, union_params = self.sum_types.union(ctx.union_index)
+            ctx.union_index += 1
             if len(subs) == 2:
                 non_null = [s for s in subs if self._deref(ctx, s).kind != "null"]
                 if len(non_null) == 1:
                     return self._to_connect(ctx, non_null[0], version, True)
-            builder = SchemaBuilder.struct().name(name)
-            if self.generalized:
-                builder.parameter(GENERALIZED_TYPE_UNION, name)
+            builder = SchemaBuilder.struct().name(name).parameters(union_params)
             index = 0
             for sub in subs:
                 if self._deref(ctx, sub).kind == "null":
@@ -481,22 +454,11 @@ class JsonSchemaData:
         return [(name, sub) for _, _, name, sub in indexed]
 
     def _all_of(self, ctx: "_Ctx", node: JNode, version: int | None, force_optional: bool) -> Schema:
-        const = enum = number = string = combined = reference = None
+        kinds: dict[str, JNode] = {}  # the last subschema of each kind
         properties: dict[str, JNode] = {}
         required: dict[str, bool] = {}
         for sub in node.subschemas:
-            if sub.kind == "const":
-                const = sub
-            elif sub.kind == "enum":
-                enum = sub
-            elif sub.kind == "number":
-                number = sub
-            elif sub.kind == "string":
-                string = sub
-            elif sub.kind == "combined":
-                combined = sub
-            elif sub.kind == "ref":
-                reference = sub
+            kinds[sub.kind] = sub
             self._collect_properties(ctx, sub, properties, required, set())
         if properties:
             builder = SchemaBuilder.struct()
@@ -506,25 +468,10 @@ class JsonSchemaData:
             if force_optional:
                 builder.optional()
             return builder.build()
-        if combined is not None:
-            return self._to_connect(ctx, combined, version, force_optional)
-        if const is not None:
-            if string is not None:
-                return self._to_connect(ctx, string, version, force_optional)
-            if number is not None:
-                return self._to_connect(ctx, number, version, force_optional)
-        elif enum is not None:
-            if string is not None:
-                return self._to_connect(ctx, enum, version, force_optional)
-            if number is not None:
-                return self._to_connect(ctx, number, version, force_optional)
-        elif string is not None and string.format is not None:
-            if number is not None:
-                return self._to_connect(ctx, number, version, force_optional)
-            return self._to_connect(ctx, string, version, force_optional)
-        elif reference is not None:
-            return self._to_connect(ctx, reference, version, force_optional)
-        raise DataException(f"Unsupported criterion allOf for {json.dumps(node.raw)[:200]}")
+        member = _all_of_member(kinds)
+        if member is None:
+            raise DataException(f"Unsupported criterion allOf for {json.dumps(node.raw)[:200]}")
+        return self._to_connect(ctx, member, version, force_optional)
 
     def _collect_properties(self, ctx: "_Ctx", node: JNode, properties: dict, required: dict,
                             visited: set) -> None:
@@ -548,7 +495,7 @@ class JsonSchemaData:
     def to_connect_value(self, schema: Schema | None, value: Any) -> Any:
         """Convert a decoded JSON value (``json.loads`` with ``parse_float=Decimal``) to Connect."""
         if schema is None:
-            return None if value is _MISSING else _schemaless(value)
+            return None if value is _MISSING else decimals_as_floats(value)
         if value is None or value is _MISSING:
             if schema.default is not None:
                 return schema.default
@@ -643,7 +590,7 @@ class JsonSchemaData:
                     self.to_connect_value(vs, entry.get(VALUE_FIELD, _MISSING))
             return out
         if t is Type.STRUCT:
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 return self._union_value(schema, value)
             if not isinstance(value, dict):
                 raise DataException(f"Structs should be encoded as JSON objects, but found "
@@ -694,10 +641,9 @@ class JsonSchemaData:
         elif t is Type.BOOLEAN:
             out = {"type": "boolean"}
         elif t is Type.STRING:
-            if is_enum(params, JSON_TYPE_ENUM):
-                param = enum_parameter(self.generalized, JSON_TYPE_ENUM)
+            if self.sum_types.is_enum(params):
                 symbols = [None if symbol == NULL_MARKER else symbol
-                           for symbol in enum_symbols(params, param)]
+                           for symbol in self.sum_types.enum_symbols(params)]
                 out = {"enum": symbols}
             else:
                 out = {"type": "string"}
@@ -718,7 +664,7 @@ class JsonSchemaData:
                     VALUE_FIELD: self._raw(schema.value_schema, 1, False)}}}  # type: ignore[arg-type]
             props[CONNECT_TYPE_PROP] = CONNECT_TYPE_MAP
         elif t is Type.STRUCT:
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 subs: list[Any] = [{"type": "null"}] if schema.optional else []
                 subs += [self._raw(non_optional(f.schema), f.index, True) for f in schema.fields()]
                 out = {"oneOf": subs}
@@ -800,7 +746,7 @@ class JsonSchemaData:
         if t is Type.STRUCT:
             if not isinstance(value, Struct) or value.schema != schema:
                 raise DataException("Mismatching schema.")
-            if _is_union_schema(schema):
+            if self.sum_types.is_union(schema):
                 for f in schema.fields():
                     v = field_value(value, f, self.ignore_default_for_nullables)
                     if v is not None:
@@ -827,12 +773,22 @@ class _Ctx:
 # helpers
 # ==================================================================================================
 
+def _all_of_member(kinds: Mapping[str, JNode]) -> JNode | None:
+    """The subschema an ``allOf`` without object properties reads as, given its last subschema of each kind."""
+    string, number = kinds.get("string"), kinds.get("number")
+    if "combined" in kinds:
+        return kinds["combined"]
+    if "const" in kinds:
+        return string if string is not None else number
+    if "enum" in kinds:
+        return kinds["enum"] if string is not None else number
+    if string is not None and string.format is not None:
+        return number if number is not None else string
+    return kinds.get("ref")
+
+
 def _builder_name(builder: SchemaBuilder) -> str | None:
     return builder.build().name
-
-
-def _is_union_schema(schema: Schema) -> bool:
-    return schema.name == JSON_TYPE_ONE_OF or is_generalized_union(schema)
 
 
 def _java_to_string(v: Any) -> str:
@@ -864,20 +820,16 @@ def _is_integral(v: Any) -> bool:
         return False
 
 
+# Jackson's JsonNodeType names of decoded JSON values, tested in order (a bool is an int, not a NUMBER)
+_JSON_TYPES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (type(None), "NULL"), (bool, "BOOLEAN"), ((int, float, _decimal.Decimal), "NUMBER"), (str, "STRING"),
+    (list, "ARRAY"), (dict, "OBJECT"),
+)
+
+
 def _json_type(v: Any) -> str:
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "BOOLEAN"
-    if _is_number(v):
-        return "NUMBER"
-    if isinstance(v, str):
-        return "STRING"
-    if isinstance(v, list):
-        return "ARRAY"
-    if isinstance(v, dict):
-        return "OBJECT"
-    return type(v).__name__
+    """The kind of a decoded JSON value as Confluent's messages name it."""
+    return next((name for types, name in _JSON_TYPES if isinstance(v, types)), type(v).__name__)
 
 
 def _short(v: Any) -> str:
@@ -917,17 +869,14 @@ def _match_struct(schema: Schema, value: Any) -> int:
     return score
 
 
-def _schemaless(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, (float, _decimal.Decimal)):
+def decimals_as_floats(value: Any) -> Any:
+    """A decoded JSON value (:func:`loads_json`) with its decimal numbers as floats: a schemaless value."""
+    if isinstance(value, _decimal.Decimal):
         return float(value)
     if isinstance(value, list):
-        return [_schemaless(e) for e in value]
+        return [decimals_as_floats(e) for e in value]
     if isinstance(value, dict):
-        return {k: _schemaless(v) for k, v in value.items()}
+        return {k: decimals_as_floats(v) for k, v in value.items()}
     return value
 
 

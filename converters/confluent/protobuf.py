@@ -79,6 +79,7 @@ class ProtobufConverter(RegistryConverter):
     """Kafka Connect converter for Confluent's Protobuf wire format."""
 
     SCHEMA_TYPE = "PROTOBUF"
+    MESSAGE_INDEXES = True
 
     CONFIG_DEF = SERDE_CONFIG.merged(PROTOBUF_DATA_CONFIG)
 
@@ -158,28 +159,20 @@ class ProtobufConverter(RegistryConverter):
         self._entries.put(key, entry)
         return entry
 
-    def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
-                        ) -> SchemaAndValue:
-        """Decode a Confluent-framed Protobuf value into ``SchemaAndValue``; null -> ``(None, None)``."""
-        if data is None:
-            return SchemaAndValue(None, None)
-        schema_id, payload = wire_format.parse(data, protobuf=True, headers=headers,
-                                               is_key=self.is_key)
-        entry = self._entry(topic, schema_id)
+    def _decode(self, entry: _Entry, schema_id: wire_format.SchemaId, payload: memoryview) -> Any:
         try:
-            message = entry.message_class.FromString(bytes(payload))
+            return entry.message_class.FromString(bytes(payload))
         except Exception as exc:
             raise DataException(
                 f"Protobuf payload ({len(payload)} bytes) does not match message "
                 f"{entry.descriptor.full_name} of schema {schema_id}: {type(exc).__name__}: {exc}"
             ) from exc
-        try:
-            value = self.protobuf_data.to_connect_value(entry.connect_schema, message)
-        except Exception as exc:
-            raise DataException(f"Protobuf message {entry.descriptor.full_name} (schema "
-                                f"{schema_id}) cannot be converted to Connect data: {exc}") from exc
-        self._remember(schema_id, entry.parsed.registered)
-        return SchemaAndValue(entry.connect_schema, value)
+
+    def _to_connect(self, entry: _Entry, message: Any) -> SchemaAndValue:
+        return SchemaAndValue(entry.connect_schema, self.protobuf_data.to_connect_value(entry.connect_schema, message))
+
+    def _unconvertible(self, entry: _Entry, schema_id: wire_format.SchemaId) -> str:
+        return f"Protobuf message {entry.descriptor.full_name} (schema {schema_id}) cannot be converted to Connect data"
 
     def columnar_plan(self, topic: str | None, header: bytes) -> ColumnarPlan:
         """The plan for values starting with ``header`` (frame and message indexes; a value of ``topic``).

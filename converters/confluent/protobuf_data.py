@@ -49,7 +49,7 @@ import decimal as _decimal
 import re
 from typing import Any, Iterable, Mapping
 
-from connector.api.config_def import ConfigDef, ConfigKey, ConfigType
+from connector.api.config_def import ConfigDef
 from connector.api.errors import DataException
 from connector.api.logical import Date, Decimal, Time, Timestamp, unscaled_to_bytes
 from connector.api.schema import Field, Schema, SchemaBuilder, Type
@@ -64,6 +64,7 @@ from converters.confluent.connect_names import (
 )
 from converters.confluent.connect_schemas import present
 from converters.confluent.connect_values import SCALAR_TYPES, checked_scalar, field_value
+from converters.confluent.data_config import flag, keyword_arguments
 from converters.confluent.sum_types import enum_parameter, enum_symbols, is_enum, is_generalized_union
 from converters.confluent.wire_format import encode_unsigned_varint
 
@@ -375,8 +376,7 @@ _PROTOBUF_FLAGS = (
 )
 
 #: Confluent's ``ProtobufDataConfig``: every key is a flag.
-PROTOBUF_DATA_CONFIG = ConfigDef(
-    ConfigKey(name, ConfigType.BOOLEAN, default, importance="low", doc=doc) for name, default, doc in _PROTOBUF_FLAGS)
+PROTOBUF_DATA_CONFIG = ConfigDef(flag(name, default, "low", doc) for name, default, doc in _PROTOBUF_FLAGS)
 
 
 class _FieldInfo:
@@ -433,8 +433,8 @@ class ProtobufData:
 
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> "ProtobufData":
-        """From parsed ``PROTOBUF_DATA_CONFIG`` values (each key is its keyword argument, dots as _)."""
-        return cls(**{name.replace(".", "_"): values[name] for name, _, _ in _PROTOBUF_FLAGS})
+        """From parsed ``PROTOBUF_DATA_CONFIG`` values."""
+        return cls(**keyword_arguments(PROTOBUF_DATA_CONFIG, values))
 
     # ---------------------------------------------------------------------------------------------
     # descriptor helpers

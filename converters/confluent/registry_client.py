@@ -59,8 +59,10 @@ from requests.adapters import HTTPAdapter
 
 from connector.api.errors import ConfigException, DataException
 from connector.api.lru import LRUCache
+from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
 from converters.base import Converter
+from converters.confluent import wire_format
 from converters.confluent.serde_config import (
     CLIENT_CONFIG,
     SCHEMA_REGISTRY_URL_CONFIG,
@@ -273,6 +275,13 @@ def _build_ssl(values: Mapping[str, Any]) -> tuple[ssl.SSLContext | None, bool]:
 
 # --- the client ----------------------------------------------------------------------------------
 
+#: The retry and timeout keys of ``CLIENT_CONFIG``, each to the client's keyword it sets.
+_RETRY_AND_TIMEOUT_KEYWORDS = {
+    "max.retries": "max_retries", "retries.wait.ms": "retries_wait_ms", "retries.max.wait.ms": "retries_max_wait_ms",
+    "http.connect.timeout.ms": "connect_timeout_ms", "http.read.timeout.ms": "read_timeout_ms",
+}
+
+
 class SchemaRegistryClient:
     """A caching Schema Registry REST client with fail-over between URLs and retries."""
 
@@ -385,13 +394,9 @@ class SchemaRegistryClient:
             bearer_token=bearer,
             ssl_context=ssl_context,
             check_hostname=check_hostname,
-            max_retries=values["max.retries"],
-            retries_wait_ms=values["retries.wait.ms"],
-            retries_max_wait_ms=values["retries.max.wait.ms"],
-            connect_timeout_ms=values["http.connect.timeout.ms"],
-            read_timeout_ms=values["http.read.timeout.ms"],
             cache_capacity=cache_capacity if cache_capacity is not None else values[SCHEMAS_CACHE_CONFIG],
             headers=headers,
+            **{keyword: values[key] for key, keyword in _RETRY_AND_TIMEOUT_KEYWORDS.items()},
         )
         kwargs.update(overrides)
         return cls(urls, **kwargs)
@@ -479,19 +484,12 @@ class SchemaRegistryClient:
         cached = self._by_id.get(key)
         if cached is not None:
             return cached
-        params: dict[str, Any] = {}
-        if subject:
-            params["subject"] = subject
-        if fmt:
-            params["format"] = fmt
         try:
-            body = self.request("GET", f"schemas/ids/{int(schema_id)}", params=params or None,
+            body = self.request("GET", f"schemas/ids/{int(schema_id)}", params=_query(subject=subject, format=fmt),
                                 what=f"fetching schema {schema_id}")
         except SchemaRegistryException as exc:
             if exc.status == 404 and exc.error_code in (SCHEMA_NOT_FOUND, None):
-                raise SchemaNotFoundException(
-                    f"Schema {schema_id} not found (Schema Registry {exc.url})", status=404,
-                    error_code=SCHEMA_NOT_FOUND, url=exc.url) from exc
+                raise _schema_not_found(f"Schema {schema_id}", exc) from exc
             raise
         result = RegisteredSchema.from_response(body or {}, id=int(schema_id))
         self._by_id.put(key, result)
@@ -504,14 +502,11 @@ class SchemaRegistryClient:
         if cached is not None:
             return cached
         try:
-            body = self.request("GET", f"schemas/guids/{guid}",
-                                params={"format": fmt} if fmt else None,
+            body = self.request("GET", f"schemas/guids/{guid}", params=_query(format=fmt),
                                 what=f"fetching schema with GUID {guid}")
         except SchemaRegistryException as exc:
             if exc.status == 404:
-                raise SchemaNotFoundException(
-                    f"Schema with GUID {guid} not found (Schema Registry {exc.url})", status=404,
-                    error_code=SCHEMA_NOT_FOUND, url=exc.url) from exc
+                raise _schema_not_found(f"Schema with GUID {guid}", exc) from exc
             raise
         result = RegisteredSchema.from_response(body or {}, guid=str(guid))
         self._by_guid.put(key, result)
@@ -525,13 +520,9 @@ class SchemaRegistryClient:
             cached = self._subject_versions.get(key)
             if cached is not None:
                 return cached
-        params: dict[str, Any] = {}
-        if fmt:
-            params["format"] = fmt
-        if deleted:
-            params["deleted"] = "true"
         body = self.request(
-            "GET", f"subjects/{_quote(subject)}/versions/{version}", params=params or None,
+            "GET", f"subjects/{_quote(subject)}/versions/{version}",
+            params=_query(format=fmt, deleted="true" if deleted else None),
             what=f"fetching version {version} of subject '{subject}'")
         result = RegisteredSchema.from_response(body or {})
         if version != "latest":
@@ -553,9 +544,7 @@ class SchemaRegistryClient:
         body: dict[str, Any] = {"schema": schema, **({"schemaType": schema_type} if schema_type != "AVRO" else {})}
         if refs:
             body["references"] = [r.to_dict() for r in refs]
-        params = {"normalize": str(normalize).lower()}
-        if deleted:
-            params["deleted"] = "true"
+        params = _query(normalize=str(normalize).lower(), deleted="true" if deleted else None)
         response = self.request("POST", f"subjects/{_quote(subject)}", params=params, body=body,
                                 what=f"looking up a schema in subject '{subject}'")
         result = RegisteredSchema.from_response(response or {}, subject=subject)
@@ -612,6 +601,17 @@ def _quote(subject: str) -> str:
     return urllib.parse.quote(subject, safe="")
 
 
+def _query(**params: str | None) -> dict[str, str] | None:
+    """The query parameters that are set (None when none is)."""
+    return {name: value for name, value in params.items() if value} or None
+
+
+def _schema_not_found(schema: str, exc: SchemaRegistryException) -> SchemaNotFoundException:
+    """``<schema> not found``, naming the registry that answered 404."""
+    return SchemaNotFoundException(f"{schema} not found (Schema Registry {exc.url})", status=404,
+                                   error_code=SCHEMA_NOT_FOUND, url=exc.url)
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc)
     return text if len(text) <= 200 else text[:200] + "..."
@@ -661,6 +661,8 @@ class RegistryConverter(Converter):
 
     SCHEMA_TYPE = "AVRO"
     CONFIG_DEF = SERDE_CONFIG
+    #: Whether a value's header carries message indexes after the schema id (Protobuf).
+    MESSAGE_INDEXES = False
 
     def __init__(self, client: SchemaRegistryClient | None = None):
         self._client = client
@@ -712,21 +714,48 @@ class RegistryConverter(Converter):
             raise ConfigException("The converter is not configured: call configure() first")
         return self._client
 
+    def to_connect_data(self, topic: str | None, data: bytes | None, headers: Any = None
+                        ) -> SchemaAndValue:
+        """Decode a Confluent-framed value into ``SchemaAndValue``; null -> ``(None, None)``."""
+        if data is None:
+            return SchemaAndValue(None, None)
+        schema_id, payload = wire_format.parse(data, protobuf=self.MESSAGE_INDEXES, headers=headers,
+                                               is_key=self.is_key)
+        entry = self._entry(topic, schema_id)
+        decoded = self._decode(entry, schema_id, payload)
+        try:
+            read = self._to_connect(entry, decoded)
+        except Exception as exc:
+            raise DataException(f"{self._unconvertible(entry, schema_id)}: {exc}") from exc
+        self._remember(schema_id, entry.parsed.registered)
+        return read
+
     def schema_id_of(self, data: bytes | None, headers: Any = None) -> int | None:
         """The registry schema id ``data`` was written with (None for null or GUID-framed values)."""
-        from converters.confluent import wire_format
-
         return wire_format.schema_id_of(data, headers=headers, is_key=self.is_key)
 
     def connect_schema_of(self, topic: str | None, schema_id: int) -> Schema | None:
         """The (cached) Connect schema values written with registry schema ``schema_id`` get."""
-        from converters.confluent import wire_format
-
         return self._entry(topic, wire_format.SchemaId(id=schema_id)).connect_schema
 
     @abc.abstractmethod
     def _entry(self, topic: str | None, schema_id: Any) -> Any:
-        """What reading values written with ``schema_id`` on ``topic`` needs, ``connect_schema`` among it."""
+        """What reading values written with ``schema_id`` on ``topic`` needs.
+
+        Its ``connect_schema`` is the values' Connect schema and ``parsed.registered`` their registry schema.
+        """
+
+    @abc.abstractmethod
+    def _decode(self, entry: Any, schema_id: Any, payload: memoryview) -> Any:
+        """A value's ``payload`` (after its header) as the format's library reads it; DataException if it cannot."""
+
+    @abc.abstractmethod
+    def _to_connect(self, entry: Any, decoded: Any) -> SchemaAndValue:
+        """The Connect data of a decoded payload."""
+
+    @abc.abstractmethod
+    def _unconvertible(self, entry: Any, schema_id: Any) -> str:
+        """What the error says of a decoded payload :meth:`_to_connect` failed on."""
 
     # -- helpers for subclasses --
 

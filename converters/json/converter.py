@@ -15,7 +15,7 @@ from connector.api.errors import DataException
 from connector.api.java import jackson
 from connector.api.record import SchemaAndValue
 from connector.api.schema import Schema
-from converters.base import Converter, HeaderConverter, Headers, with_converter_type
+from converters.base import DataAndHeaderConverter, Headers
 from converters.json.config import CONFIG_DEF, JsonConverterConfig
 from converters.json.data_json import to_connect, to_json
 from converters.json.schema_json import SchemaTranslator
@@ -31,18 +31,12 @@ _ENVELOPE_REQUIRED = (
 )
 
 
-class JsonConverter(Converter, HeaderConverter):
-    """Kafka's JsonConverter; configure with ``schemas.enable``, ``decimal.format``, ... ."""
+class JsonConverter(DataAndHeaderConverter):
+    """Kafka's JsonConverter, also a header converter; configure with ``schemas.enable``, ``decimal.format``, ... ."""
 
     CONFIG_DEF = CONFIG_DEF
 
-    def __init__(self) -> None:
-        self.configure({}, is_key=False)
-
-    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
-        """Apply settings; ``is_key`` None means the header role (``converter.type`` in ``config``)."""
-        if is_key is not None:
-            config = with_converter_type(config, is_key)
+    def _apply(self, config: Mapping[str, Any]) -> None:
         self.config = JsonConverterConfig.parse(config)
         self._schemas = SchemaTranslator(self.config)
 

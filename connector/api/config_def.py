@@ -21,6 +21,7 @@ from connector.api.errors import ConfigException
 from connector.api.java.regex import compile_java_regex
 from connector.api.java.strings import class_name, java_trim
 from connector.api.java.value_of import java_str
+from connector.api.sentinel import Sentinel
 
 # ======================================================================================
 # Config declaration and parsing (org.apache.kafka.common.config.ConfigDef)
@@ -39,7 +40,9 @@ class ConfigType(enum.Enum):
     PASSWORD = "PASSWORD"
 
 
-class _NoDefault:
+class _NoDefault(Sentinel):
+    """A key without a default is required; the marker stays itself when a ConfigDef is pickled to an executor."""
+
     def __repr__(self) -> str:
         return "NO_DEFAULT"
 

@@ -26,7 +26,6 @@ from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
 from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.strings import class_name
-from connector.api.logical import MILLIS_PER_DAY, Date, Time, Timestamp
 from connector.api.record import Header, SinkRecord
 from connector.api.schema import (
     DATE_LOGICAL_NAME,
@@ -319,15 +318,4 @@ def infer_type(value: Any) -> Type | None:
     for value_type in _INFERRED_TYPES:
         if isinstance(value, _TYPE_CLASSES[value_type]):
             return value_type
-    return None
-
-
-def millis_of(value: Any) -> int | None:
-    """``java.util.Date.getTime()`` of a Connect Date, Time or Timestamp value (None if it is none of them)."""
-    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
-        return Timestamp.from_logical(Timestamp.SCHEMA, value)
-    if isinstance(value, _dt.date):
-        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
-    if isinstance(value, _dt.time):
-        return Time.from_logical(Time.SCHEMA, value)
     return None

@@ -170,6 +170,21 @@ class Timestamp(_ParameterlessType):
 for _parameterless in (Date, Time, Timestamp):
     _parameterless.SCHEMA = _parameterless.builder().build()
 
+def java_date_millis(value: object) -> int | None:
+    """``java.util.Date.getTime()`` of a Connect Date, Time or Timestamp value (None if it is none of them).
+
+    Kafka hands all three logical types around as ``java.util.Date``; Python holds them as a date, a time
+    and a datetime, so each needs its own way back to the millis Java would hold.
+    """
+    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
+        return Timestamp.from_logical(Timestamp.SCHEMA, value)
+    if isinstance(value, _dt.date):
+        return Date.from_logical(Date.SCHEMA, value) * MILLIS_PER_DAY
+    if isinstance(value, _dt.time):
+        return Time.from_logical(Time.SCHEMA, value)
+    return None
+
+
 LOGICAL_TYPES: dict[str, type[_LogicalType]] = {t.LOGICAL_NAME: t for t in (Decimal, Date, Time, Timestamp)}
 
 

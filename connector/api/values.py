@@ -50,7 +50,7 @@ from connector.api.java.numbers import (
     wrap_int,
 )
 from connector.api.java.strings import java_trim
-from connector.api.logical import EPOCH, MILLIS_PER_DAY
+from connector.api.logical import EPOCH, MILLIS_PER_DAY, java_date_millis
 from connector.api.logical import Date as _Date
 from connector.api.logical import Decimal as _DecimalType
 from connector.api.logical import Time as _Time
@@ -112,11 +112,9 @@ def _is_temporal(value: Any) -> bool:
 
 def _epoch_millis(value: _dt.date | _dt.time | OutOfRangeTimestamp) -> int:
     """The millis a ``java.util.Date`` would hold for a Python date, time or datetime."""
-    if isinstance(value, (_dt.datetime, OutOfRangeTimestamp)):
-        return _Timestamp.from_logical(_Timestamp.SCHEMA, value)
-    if isinstance(value, _dt.date):
-        return _Date.from_logical(_Date.SCHEMA, value) * MILLIS_PER_DAY
-    return _Time.from_logical(_Time.SCHEMA, value)
+    millis = java_date_millis(value)
+    assert millis is not None, value  # callers check _is_temporal first
+    return millis
 
 
 def _truncating_div(a: int, b: int) -> int:

@@ -34,7 +34,15 @@ from connector.api.java.numbers import (
     wrap_int,
 )
 from connector.api.java.strings import class_name, java_split
-from connector.api.logical import LOGICAL_TYPES, MILLIS_PER_DAY, Date, Time, Timestamp, logical_type_of
+from connector.api.logical import (
+    LOGICAL_TYPES,
+    MILLIS_PER_DAY,
+    Date,
+    Time,
+    Timestamp,
+    java_date_millis,
+    logical_type_of,
+)
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
 from connector.api.schema import Schema, SchemaBuilder, Type
@@ -46,7 +54,6 @@ from smt.base import (
     copy_schema_basics,
     field_value,
     infer_type,
-    millis_of,
     replace_null_with_default,
     require_map,
     require_schema,
@@ -200,7 +207,7 @@ _TIMESTAMP_FORMAT = JavaDateFormat("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
 
 
 def _cast_to_string(value: Any, source_type: Type | None) -> str:
-    millis = millis_of(value)
+    millis = java_date_millis(value)
     if millis is not None:  # Date, Time, Timestamp: Kafka's ISO format for the value
         return date_format_for(millis).format_millis(millis)
     if isinstance(value, (bytes, bytearray, memoryview)):

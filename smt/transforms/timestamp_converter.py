@@ -21,6 +21,7 @@ from connector.api.logical import (
     Date,
     Time,
     Timestamp,
+    java_date_millis,
 )
 from connector.api.lru import LRUCache
 from connector.api.record import SinkRecord
@@ -39,7 +40,6 @@ from smt.base import (
     ValueSide,
     copy_schema_basics,
     field_value,
-    millis_of,
     replace_null_with_default,
     require_map,
     require_schema,
@@ -136,7 +136,7 @@ def _unix_to_type(config: _Config, millis: int) -> int:
 
 def _date_like_to_raw(label: str) -> Callable[[_Config, Any], int]:
     def to_raw(config: _Config, value: Any) -> int:
-        millis = millis_of(value)
+        millis = java_date_millis(value)
         if millis is None:
             raise DataException(f"Expected {label} to be a java.util.Date, but found {class_name(value)}")
         return millis

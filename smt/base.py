@@ -18,20 +18,15 @@ Nothing here imports Spark or Arrow.
 from __future__ import annotations
 
 import abc
-import datetime as _dt
-import decimal as _decimal
 from typing import Any, ClassVar, Iterable, Mapping
 
 from connector.api.config_def import ConfigDef, ConfigType
 from connector.api.errors import DataException
-from connector.api.instant import OutOfRangeTimestamp
 from connector.api.java.strings import class_name
 from connector.api.record import Header, SinkRecord
 from connector.api.schema import (
-    DATE_LOGICAL_NAME,
-    DECIMAL_LOGICAL_NAME,
-    TIME_LOGICAL_NAME,
-    TIMESTAMP_LOGICAL_NAME,
+    LOGICAL_TYPE_CLASSES,
+    SCHEMA_TYPE_CLASSES,
     Field,
     Schema,
     SchemaBuilder,
@@ -271,25 +266,6 @@ def schema_text(schema: Schema) -> str:
     return f"Schema{{{schema.name}:{schema.type.name}}}" if schema.name else f"Schema{{{schema.type.name}}}"
 
 
-#: ``ConnectSchema.SCHEMA_TYPE_CLASSES``: the classes a value of each type may have.
-_TYPE_CLASSES: dict[Type, tuple[type, ...]] = {
-    Type.BYTES: (bytes, bytearray, memoryview),
-    Type.STRING: (str,),
-    Type.BOOLEAN: (bool,),
-    Type.INT8: (int,), Type.INT16: (int,), Type.INT32: (int,), Type.INT64: (int,),
-    Type.FLOAT32: (float,), Type.FLOAT64: (float,),
-    Type.ARRAY: (list, tuple),
-    Type.MAP: (dict,),
-    Type.STRUCT: (Struct,),
-}
-_HEADER_LOGICAL: dict[str, tuple[type, ...]] = {
-    DECIMAL_LOGICAL_NAME: (_decimal.Decimal,),
-    DATE_LOGICAL_NAME: (_dt.date,),
-    TIME_LOGICAL_NAME: (_dt.time,),
-    TIMESTAMP_LOGICAL_NAME: (_dt.datetime, OutOfRangeTimestamp),
-}
-
-
 def checked_header(key: str, value: Any, schema: Schema | None) -> Header:
     """A header as ``ConnectHeaders.add(key, value, schema)`` makes it, with its schema check."""
     if schema is not None:
@@ -297,7 +273,7 @@ def checked_header(key: str, value: Any, schema: Schema | None) -> Header:
             if not schema.optional:
                 raise DataException(f"A null value requires an optional schema but was {schema_text(schema)}")
         else:
-            allowed = _TYPE_CLASSES[schema.type] + _HEADER_LOGICAL.get(schema.name or "", ())
+            allowed = SCHEMA_TYPE_CLASSES[schema.type] + LOGICAL_TYPE_CLASSES.get(schema.name or "", ())
             ok = isinstance(value, allowed)
             if ok and isinstance(value, bool) and schema.type is not Type.BOOLEAN:
                 ok = False
@@ -316,6 +292,6 @@ _INFERRED_TYPES = (Type.BOOLEAN, Type.INT64, Type.FLOAT64, Type.STRING, Type.BYT
 def infer_type(value: Any) -> Type | None:
     """The Connect type of a schemaless value, from its class (None when Connect's data API has none for it)."""
     for value_type in _INFERRED_TYPES:
-        if isinstance(value, _TYPE_CLASSES[value_type]):
+        if isinstance(value, SCHEMA_TYPE_CLASSES[value_type]):
             return value_type
     return None

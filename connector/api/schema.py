@@ -72,7 +72,8 @@ DATE_LOGICAL_NAME = "org.apache.kafka.connect.data.Date"
 TIME_LOGICAL_NAME = "org.apache.kafka.connect.data.Time"
 TIMESTAMP_LOGICAL_NAME = "org.apache.kafka.connect.data.Timestamp"
 
-_LOGICAL_PYTHON_CLASSES: dict[str, tuple[type, ...]] = {
+#: The classes a value of each logical type may have (ConnectSchema.LOGICAL_TYPE_CLASSES).
+LOGICAL_TYPE_CLASSES: dict[str, tuple[type, ...]] = {
     DECIMAL_LOGICAL_NAME: (_decimal.Decimal,),
     DATE_LOGICAL_NAME: (_dt.date,),
     TIME_LOGICAL_NAME: (_dt.time,),
@@ -415,19 +416,6 @@ def _as_schema(schema: "Schema | SchemaBuilder") -> Schema:
 
 # --- validation (ConnectSchema.validateValue) -------------------------------------------
 
-_PYTHON_CLASSES: dict[Type, tuple[type[Any], ...]] = {
-    Type.INT8: (int,),
-    Type.INT16: (int,),
-    Type.INT32: (int,),
-    Type.INT64: (int,),
-    Type.FLOAT32: (float,),
-    Type.FLOAT64: (float,),
-    Type.BOOLEAN: (bool,),
-    Type.STRING: (str,),
-    Type.BYTES: (bytes, bytearray, memoryview),
-    Type.ARRAY: (list, tuple),
-    Type.MAP: (dict,),
-}
 
 
 def _same_but_default(a: Schema, b: Schema) -> bool:
@@ -458,6 +446,23 @@ class StructValue:
     validate: Callable[[], None]  # checks every field against the schema (Struct.validate)
 
 
+#: The classes a value of each schema type may have (ConnectSchema.SCHEMA_TYPE_CLASSES).
+SCHEMA_TYPE_CLASSES: dict[Type, tuple[type[Any], ...]] = {
+    Type.INT8: (int,),
+    Type.INT16: (int,),
+    Type.INT32: (int,),
+    Type.INT64: (int,),
+    Type.FLOAT32: (float,),
+    Type.FLOAT64: (float,),
+    Type.BOOLEAN: (bool,),
+    Type.STRING: (str,),
+    Type.BYTES: (bytes, bytearray, memoryview),
+    Type.ARRAY: (list, tuple),
+    Type.MAP: (dict,),
+    Type.STRUCT: (StructValue,),
+}
+
+
 def validate_value(schema: "Schema | None", value: Any, field_name: str | None = None) -> None:
     """Raise :class:`DataException` unless ``value`` conforms to ``schema``.
 
@@ -472,7 +477,7 @@ def validate_value(schema: "Schema | None", value: Any, field_name: str | None =
             location = "value" if field_name is None else f'field: "{field_name}"'
             raise DataException(f"Invalid value: null used for required {location}, schema type: {schema.type.name}")
         return
-    logical = _LOGICAL_PYTHON_CLASSES.get(schema.name or "")
+    logical = LOGICAL_TYPE_CLASSES.get(schema.name or "")
     if logical is not None:
         if not isinstance(value, logical) or (logical[0] is _dt.date and isinstance(value, _dt.datetime)):
             raise DataException(
@@ -487,7 +492,7 @@ def validate_value(schema: "Schema | None", value: Any, field_name: str | None =
             raise DataException(f"Struct schemas do not match{where}.")
         value.validate()
         return
-    classes = _PYTHON_CLASSES[schema.type]
+    classes = SCHEMA_TYPE_CLASSES[schema.type]
     if not isinstance(value, classes) or (schema.type in _INT_RANGES and isinstance(value, bool)):
         raise DataException(
             f"Invalid Java object for schema with type {schema.type.name}: {_describe(value)}{where}"

@@ -26,11 +26,16 @@ log = logging.getLogger(__name__)
 
 Offsets = Mapping[TopicPartition, int]
 
+#: How long one mirror attempt may wait for the broker: Kafka Connect's ``offset.flush.timeout.ms``
+#: default. The attempt runs between cycles, and a broker that is away must not hold the next cycle (which
+#: is what notices the outage and rides it out); what is not committed in time is tried after the next one.
+MIRROR_TIMEOUT = 5.0
+
 
 class GroupMirror:
     """The offsets not yet mirrored to ``group_id``, and how far the group is off while they wait."""
 
-    def __init__(self, client_conf: Mapping[str, object], group_id: str, *, timeout: float = 30.0,
+    def __init__(self, client_conf: Mapping[str, object], group_id: str, *, timeout: float = MIRROR_TIMEOUT,
                  commit: Callable[..., None] = commit_group_offsets,
                  read: Callable[..., dict[TopicPartition, int]] = read_group_offsets):
         self.client_conf = client_conf
@@ -73,7 +78,7 @@ class GroupMirror:
             reason = ("the group still has a member (a Kafka Connect worker running this connector, or a "
                       "killed one the broker has not expired yet)")
         else:  # the broker itself failed: keep the last figure rather than send another client after it
-            reason = str(exc)
+            reason = str(exc) or f"{type(exc).__name__} after {self.timeout:g} s"  # a timeout has no text
         if reason != self._failing:
             log.warning("Could not commit offsets to consumer group %s, which is %d record(s) off the tables; "
                         "retried after each cycle: %s", self.group_id, self.lag, reason)

@@ -95,7 +95,6 @@ _WORKER_PREFIXES = ("sasl.", "ssl.", "consumer.", "admin.", "producer.")
 _CONNECTOR_PREFIXES = ("consumer.override.", "admin.override.", "producer.override.")
 
 PROCESS_ROWS = 50_000  # rows gathered from Spark's Arrow batches (10k by default) before converting
-GROUP_COMMIT_TIMEOUT = 10.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -413,7 +412,7 @@ def _mirror_group_offsets(config: SinkConfig, offsets: dict[TopicPartition, int]
     from connector.kafka.client_config import consumer_config
 
     client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
-    GroupMirror(client_conf, config.group_id, timeout=GROUP_COMMIT_TIMEOUT).mirror(offsets)
+    GroupMirror(client_conf, config.group_id).mirror(offsets)
 
 
 def abort_messages(config: SinkConfig, messages: Iterable[TaskResult | None]) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 
 from confluent_kafka import KafkaError, KafkaException
 from prometheus_client import CollectorRegistry
 
 from connector.commit.coordinator import CycleReport
-from connector.commit.group_mirror import GroupMirror
+from connector.commit.group_mirror import MIRROR_TIMEOUT, GroupMirror
 from connector.metrics import JobMetrics
 
 OCCUPIED = KafkaException(KafkaError(KafkaError.UNKNOWN_MEMBER_ID, "Could not commit offsets of group g"))
@@ -112,3 +113,19 @@ def test_the_connectors_status_shows_the_lag_only_while_there_is_one():
     group.members = False
     mirror.retry()
     assert "group_mirror_lag" not in runtime.status()["connector"]
+
+
+def test_a_broker_that_does_not_answer_holds_the_cycle_no_longer_than_connects_flush_timeout(caplog):
+    waited = []
+
+    def silent(conf, group_id, offsets, timeout: float = 30.0):
+        waited.append(timeout)
+        raise concurrent.futures.TimeoutError()  # what a request future raises: no text of its own
+
+    mirror = GroupMirror({}, "connect-x", commit=silent, read=silent)
+    with caplog.at_level(logging.WARNING, logger="connector.commit.group_mirror"):
+        mirror.mirror({("t", 0): 3})
+
+    assert waited == [MIRROR_TIMEOUT] and MIRROR_TIMEOUT == 5.0  # offset.flush.timeout.ms's default
+    assert mirror.lagging()["reason"] == "TimeoutError after 5 s"
+    assert caplog.records[-1].getMessage().endswith("retried after each cycle: TimeoutError after 5 s")

@@ -109,6 +109,7 @@ def log_handler(console: Any) -> logging.Handler:
 def _load(args) -> SinkConfig:
     from connector.config.java_properties import load_worker_properties
     from connector.config.providers import ConfigProviders, resolve_worker_properties
+    from connector.config.worker_keys import not_used_notes
 
     worker = resolve_worker_properties(load_worker_properties(args.worker)) if args.worker else {}
     if args.bootstrap_servers:
@@ -116,6 +117,8 @@ def _load(args) -> SinkConfig:
     if "bootstrap.servers" not in worker:
         raise ConfigException("No Kafka cluster given: pass --worker worker.properties (with bootstrap.servers) "
                               "or --bootstrap-servers HOST:PORT")
+    for note in not_used_notes(worker):
+        log.warning("Worker property %s", note)
     # Placeholders (${file:...}, ${env:...}) resolve in memory only: the files on disk keep them.
     props = ConfigProviders.from_worker(worker).resolve(load_connector_file(args.config))
     for key in unknown_keys(props):  # before parsing: a typo may be why the config is invalid

@@ -11,13 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from connector.api.errors import ConfigException
+from connector.config.worker_keys import not_used_notes
 
 GROUP_ID = "group.id"
 MEMBERS_TOPIC = "icefloe.cluster.members.topic"
 
 _REQUIRED = ("config.storage.topic", "offset.storage.topic", "status.storage.topic")
 
-# key prefix or name -> why it has no effect on an icefloe worker
+# key prefix or name -> why it has no effect on an icefloe worker of a group (beyond any worker's: worker_keys)
 _UNUSED = {
     "offset.storage.topic": "a sink's offsets live in its Iceberg tables and its consumer group: the topic is "
                             "created as Connect creates it, and nothing is written to it",
@@ -27,7 +28,6 @@ _UNUSED = {
                         "(docs/architecture.md), not Connect's group protocol",
     "worker.unsync.backoff.ms": "a worker does not leave the group when it is behind: it reads the topics to "
                                 "their end before it acts",
-    "exactly.once.source.support": "icefloe runs sink connectors only",
 }
 
 
@@ -83,12 +83,7 @@ class ClusterSettings:
 
 def unused_keys(worker: Mapping[str, str]) -> list[str]:
     """One line per key the worker was given that has no effect here, with the reason."""
-    notes = []
-    for key in sorted(worker):
-        for prefix, reason in _UNUSED.items():
-            if key == prefix or (prefix.endswith(".") and key.startswith(prefix)):
-                notes.append(f"{key}: not used: {reason}")
-    return notes
+    return not_used_notes(worker, _UNUSED)
 
 
 def _topic(worker: Mapping[str, str], kind: str, partitions: int) -> TopicSettings:

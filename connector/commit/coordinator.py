@@ -111,7 +111,7 @@ class Coordinator:
         # The static tables as start_offsets() read them (None: missing), for the next cycle's fence: it
         # notes the very heads its start positions came from, without loading them again.
         self._start_heads: dict[str, Any] = {}
-        self.group_mirror = GroupMirror(client_conf, config.group_id)
+        self.group_mirror = GroupMirror(client_conf, config.group_id, timeout=config.offset_flush_timeout_s)
         # The REST worker isolates task failures: a failed Connect task's partitions are neither
         # committed nor read again until the task is restarted (its entry removed).
         self.isolate_tasks = False

@@ -20,16 +20,17 @@ import logging
 from collections.abc import Callable, Mapping
 
 from connector.api.record import TopicPartition
+from connector.config.worker_keys import DEFAULT_OFFSET_FLUSH_TIMEOUT_MS
 from connector.kafka.group_offsets import commit_group_offsets, group_occupied, read_group_offsets
 
 log = logging.getLogger(__name__)
 
 Offsets = Mapping[TopicPartition, int]
 
-#: How long one mirror attempt may wait for the broker: Kafka Connect's ``offset.flush.timeout.ms``
-#: default. The attempt runs between cycles, and a broker that is away must not hold the next cycle (which
-#: is what notices the outage and rides it out); what is not committed in time is tried after the next one.
-MIRROR_TIMEOUT = 5.0
+#: How long one mirror attempt may wait for the broker unless the worker sets ``offset.flush.timeout.ms``
+#: (Connect's default). The attempt runs between cycles, and a broker that is away must not hold the next cycle
+#: (which is what notices the outage and rides it out); what is not committed in time is tried after the next.
+MIRROR_TIMEOUT = DEFAULT_OFFSET_FLUSH_TIMEOUT_MS / 1000
 
 
 class GroupMirror:

@@ -26,6 +26,7 @@ from connector.config.connect_config import (
 from connector.config.iceberg_config import ICEBERG_CONFIG, IcebergConfig, is_iceberg_key, parse_iceberg_config
 from connector.config.icefloe_config import ICEFLOE_CONFIG, IcefloeConfig, is_icefloe_key, parse_icefloe_config
 from connector.config.no_effect import no_effect_warnings
+from connector.config.worker_keys import offset_flush_timeout_s
 from smt.chain import TransformationChain
 
 
@@ -53,10 +54,16 @@ class SinkConfig:
     def group_id(self) -> str:
         return self.iceberg.connect_group_id or self.connect.group_id
 
+    @property
+    def offset_flush_timeout_s(self) -> float:
+        """How long the mirror of a cycle's offsets to :attr:`group_id` may wait (the worker's key)."""
+        return offset_flush_timeout_s(self.worker)
+
     @staticmethod
     def parse(props: Mapping[str, Any], worker: Mapping[str, str] | None = None) -> "SinkConfig":
         props = with_absolute_local_paths(_stringify(props))
         worker = dict(worker or {})
+        offset_flush_timeout_s(worker)  # a bad value fails here, naming the key, not after the first cycle
         connect = parse_connect_config(props, worker)
         iceberg = parse_iceberg_config(props)
         config = SinkConfig(

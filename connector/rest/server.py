@@ -27,6 +27,7 @@ from connector.api.errors import ConfigException
 from connector.cluster.settings import is_distributed
 from connector.config.java_properties import load_worker_properties
 from connector.config.providers import ConfigProviders, resolve_worker_properties
+from connector.config.worker_keys import not_used_notes
 from connector.gc_tuning import freeze_startup_objects
 from connector.metrics import metrics_app
 from connector.rest.app import create_app
@@ -49,6 +50,9 @@ def serve(args: Any) -> int:
     except ConfigException as exc:
         log.error("Invalid worker configuration: %s", exc)
         return 2
+    if not is_distributed(worker):  # a worker of a group names these as it joins, with the group's own
+        for note in not_used_notes(worker):
+            log.warning("Worker property %s", note)
     data_dir = Path(args.data_dir or DEFAULT_DATA_DIR)
     data_dir.mkdir(parents=True, exist_ok=True)
     spark = _start_spark(getattr(args, "spark_conf", None) or [])

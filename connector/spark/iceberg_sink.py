@@ -412,7 +412,7 @@ def _mirror_group_offsets(config: SinkConfig, offsets: dict[TopicPartition, int]
     from connector.kafka.client_config import consumer_config
 
     client_conf = consumer_config(config.worker, config.props, connector_name=config.name)
-    GroupMirror(client_conf, config.group_id).mirror(offsets)
+    GroupMirror(client_conf, config.group_id, timeout=config.offset_flush_timeout_s).mirror(offsets)
 
 
 def abort_messages(config: SinkConfig, messages: Iterable[TaskResult | None]) -> None:

@@ -27,8 +27,17 @@ from typing import Any
 
 from connector.api.errors import ConfigException, ConnectException
 from connector.commands.arguments import CONFIG_HELP, add_catalog_arguments, add_cluster_arguments
+from connector.commands.migrate import add_parser as migrate_parser
 from connector.commands.run import run
+from connector.commands.show_table import add_parser as show_parser
+from connector.commands.show_table import show
+from connector.config.java_properties import load_worker_properties
+from connector.config.providers import ConfigProviders, resolve_worker_properties
 from connector.config.sink_config import SinkConfig, load_connector_file, unknown_key_note, unknown_keys
+from connector.config.worker_keys import not_used_notes
+from connector.embedded.command import add_parser as broker_parser
+from connector.herder.plugins import version
+from connector.log_context import ConnectorFormatter
 
 log = logging.getLogger("icefloe")
 
@@ -53,8 +62,6 @@ def main(argv: list[str] | None = None) -> int:
             _configure_logging(args, None)
         return getattr(importlib.import_module(module), function)(args)
     if args.command == "show":
-        from connector.commands.show_table import show
-
         logging.basicConfig(level=logging.WARNING, handlers=[log_handler(None)])  # the output is the table
         return show(args)
     console = _terminal(args)
@@ -93,8 +100,6 @@ def log_handler(console: Any) -> logging.Handler:
     """Piped: one plain line per record. On a terminal (``console``): rich's lines, drawn above the
     progress bars instead of through them, with the same fields (no source path, which the piped
     format does not have either). A line logged by a connector's job names it (``[name]``)."""
-    from connector.log_context import ConnectorFormatter
-
     if console is None:
         handler: logging.Handler = logging.StreamHandler()
         handler.setFormatter(ConnectorFormatter("%(asctime)s %(levelname)s %(name)s: %(connector)s%(message)s"))
@@ -107,10 +112,6 @@ def log_handler(console: Any) -> logging.Handler:
 
 
 def _load(args) -> SinkConfig:
-    from connector.config.java_properties import load_worker_properties
-    from connector.config.providers import ConfigProviders, resolve_worker_properties
-    from connector.config.worker_keys import not_used_notes
-
     worker = resolve_worker_properties(load_worker_properties(args.worker)) if args.worker else {}
     if args.bootstrap_servers:
         worker["bootstrap.servers"] = args.bootstrap_servers
@@ -130,8 +131,6 @@ def _load(args) -> SinkConfig:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from connector.herder.plugins import version
-
     parser = argparse.ArgumentParser(prog="icefloe", description="Run Kafka Connect Iceberg sink configs on Spark.")
     parser.add_argument("--version", action="version", version=f"icefloe {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -220,9 +219,7 @@ def _dlq(config: SinkConfig) -> int:
 
 
 def _migrate_parser(sub) -> None:
-    from connector.commands.migrate import add_parser
-
-    add_parser(sub)
+    migrate_parser(sub)
 
 
 def _maintain_parser(sub) -> None:
@@ -234,9 +231,6 @@ def _maintain_parser(sub) -> None:
 
 def _try_it_parsers(sub) -> None:
     """``icefloe broker`` and ``icefloe show``: an embedded broker for your own data, and what landed."""
-    from connector.commands.show_table import add_parser as show_parser
-    from connector.embedded.command import add_parser as broker_parser
-
     broker_parser(sub)
     show_parser(sub)
 

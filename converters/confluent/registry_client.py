@@ -725,8 +725,8 @@ class RegistryConverter(Converter):
         decoded = self._decode(entry, schema_id, payload)
         try:
             read = self._to_connect(entry, decoded)
-        except Exception as exc:
-            raise DataException(f"{self._unconvertible(entry, schema_id)}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - bytes from Kafka that decoded but do not fit their schema:
+            raise DataException(f"{self._unconvertible(entry, schema_id)}: {exc}") from exc  # the record's error
         self._remember(schema_id, entry.parsed.registered)
         return read
 

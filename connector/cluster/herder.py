@@ -505,14 +505,21 @@ class DistributedHerder(HerderCommon):
         config = self._existing(name, f"Connector {name} not found")
         if self.configs.target_state(name) != STOPPED:
             raise BadRequestError(not_stopped_message(name))
+        if not self._job_ended(name):
+            # The worker that ran the job may have written its STOPPED status a moment ago (a request it
+            # forwards can follow its own answer that the connector stopped): read the status topic to its
+            # end before refusing.
+            self._status_log.read_to_end(self.settings.sync_timeout_ms / 1000)
+            if not self._job_ended(name):
+                raise BadRequestError(not_stopped_message(name))
+        return config
+
+    def _job_ended(self, name: str) -> bool:
         with self._lock:
             runtime = self._runtimes.get(name)
             status = self.statuses.connectors.get(name)
         halted = (not runtime.alive) if runtime is not None else (status is not None and status.state == STOPPED)
-        running = any(name in member.running for member in self.membership.live().values())
-        if not halted and running:
-            raise BadRequestError(not_stopped_message(name))
-        return config
+        return halted or not any(name in member.running for member in self.membership.live().values())
 
     # --- helpers ----------------------------------------------------------------------------
 
